@@ -94,12 +94,20 @@ def _vmap_eigh(lib, jnp):
     return lib.vmap(jnp.linalg.eigh)
 
 
-@pytest.mark.parametrize("name,f,shape", [
-    ("eigh", _eigh, (300, 300)), ("svd", _svd, (300, 300)), ("eigh", _eigh, (600, 600)),
-    ("svd", _svd, (600, 600)), ("grad_eigh", _grad_eigh, (300, 300)),
-    ("vmap_eigh", _vmap_eigh, (2, 300, 300))])
-def test_tpu_module_is_jaxs(name, f, shape):
-    x = np.zeros(shape, np.float32)
+def _eigh_upper_unsorted(lib, jnp):
+    return lambda a: lib.lax.linalg.eigh(a, lower=False, sort_eigenvalues=False)
+
+
+@pytest.mark.parametrize("name,f,shape,dtype", [
+    ("eigh", _eigh, (300, 300), np.float32), ("svd", _svd, (300, 300), np.float32),
+    ("eigh", _eigh, (600, 600), np.float32), ("svd", _svd, (600, 600), np.float32),
+    ("grad_eigh", _grad_eigh, (300, 300), np.float32),
+    ("vmap_eigh", _vmap_eigh, (2, 300, 300), np.float32),
+    ("eigh_complex", _eigh, (300, 300), np.complex64),
+    ("eigh_upper_unsorted", _eigh_upper_unsorted, (300, 300), np.float32),
+    ("svd_tall", _svd, (400, 300), np.float32)])
+def test_tpu_module_is_jaxs(name, f, shape, dtype):
+    x = np.zeros(shape, dtype)
     mine = _lowered(mjax, mjnp, f, x)
     theirs = _lowered(jax, jjnp, f, x)
     assert "lapack" not in mine and "@Eigh" in mine
@@ -111,9 +119,10 @@ def test_tpu_module_is_jaxs(name, f, shape):
     # 256), each in a loop over the batch at most
     n = shape[-1]
     splits = [n] + ([320] if n == 600 else [])
+    t = "complex<f32>" if np.dtype(dtype).kind == "c" else "f32"
     unused = collections.Counter({
         f"dot_general: %, %, contracting_dims = [1] x [0], precision = [HIGHEST, HIGHEST] "
-        f": (tensor<{b}x{b}xf32>, tensor<{b}x{b}xf32>) -> tensor<{b}x{b}xf32>": 1
+        f": (tensor<{b}x{b}x{t}>, tensor<{b}x{b}x{t}>) -> tensor<{b}x{b}x{t}>": 1
         for b in splits})
     assert theirs - mine == unused, theirs - mine
 
