@@ -47,6 +47,12 @@ def defining_op(v):
     return None if isinstance(owner, ir.Block) else owner.operation
 
 
+def defining_op_of(x):
+    """The operation whose result `x` is, when `x` is an IR value; None for a block
+    argument or anything else (a Python or NumPy number)."""
+    return defining_op(x) if isinstance(x, ir.Value) else None
+
+
 def value_shape(v) -> tuple:
     return tuple(ir.ShapedType(v.type).shape)
 
@@ -160,7 +166,7 @@ def named_location(name: str, child):
     return ir.Location.name(name, childLoc=child, context=context())
 
 
-__all__ = ["argument_number", "attr", "defining_op", "file_location",
+__all__ = ["argument_number", "attr", "defining_op", "defining_op_of", "file_location",
            "function_arg_attrs", "function_result_attrs", "i32_attr", "is_argument",
            "is_value", "mark", "named_location", "result_number", "set_attr", "set_bools",
            "set_function_arg_attrs", "set_function_result_attrs", "set_strings",

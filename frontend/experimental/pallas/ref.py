@@ -11,12 +11,11 @@ lowering. JAX: state/indexing.py (Slice, NDIndexer) and state/types.py (Transfor
 from __future__ import annotations
 
 import numpy as np
-from jaxlib.mlir import ir
 
 from mjax import lax
 from mjax.tracing.core import Tracer
 from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE
-from mjax.dialect.values import defining_op, set_attr
+from mjax.dialect.values import defining_op_of, set_attr
 from mjax.dialect.types import RefAval, short_dtype_name
 from mjax.experimental.pallas import primitives
 from mjax.specs.ref_slice import Slice, ds, dslice  # noqa: F401  (pl.ds is jax.ds)
@@ -109,8 +108,7 @@ def _view_start(total):
     """`total`, the add of two views' starts on one dim, its op marked VIEW_START: the
     TPU lowering takes the views' starts apart again where an access goes through the
     views (JAX slices once per view; passes/mosaic/types.py), any other reader the sum."""
-    value = getattr(total, "value", None)
-    op = defining_op(value) if isinstance(value, ir.Value) else None
+    op = defining_op_of(getattr(total, "value", None))
     if op is not None:
         set_attr(op, VIEW_START, True)
     return total
