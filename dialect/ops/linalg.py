@@ -18,6 +18,8 @@ from mjax.dialect.types import ShapedArray, short_dtype_name
 # error) while XLA's TPU factorizations take them as they are.
 LINALG_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
+# eigh's algorithms (JAX's lax.linalg.EighImplementation values)
+EIGH_ALGORITHMS = ("qr", "jacobi", "qdwh")
 
 
 # ---- shape and dtype rules ---------------------------------------------------------
@@ -182,15 +184,28 @@ class QrOp(JaxprOp, name="qr"):
 
 class EighOp(JaxprOp, name="eigh"):
     """Eigenvectors (as columns) and real eigenvalues, ascending, of each Hermitian
-    matrix, reading its `lower` (or upper) triangle. JAX: lax.linalg.eigh_p."""
-    attributes = {"lower": A.Bool(default=True), "sort_eigenvalues": A.Bool(default=True)}
+    matrix, reading its `lower` (or upper) triangle. JAX: lax.linalg.eigh_p.
+    `subset_by_index` (start, end): only the eigenvalues start..end-1 (in ascending order)
+    and their vectors, d = end - start of them; `algorithm`: the EighImplementation's
+    value ("qr", "jacobi", "qdwh") or None, which the lowering chooses by."""
+    attributes = {"lower": A.Bool(default=True), "sort_eigenvalues": A.Bool(default=True),
+                  "subset_by_index": A.Ints(default=None),
+                  "algorithm": A.Str(default=None, choices=EIGH_ALGORITHMS)}
 
     @classmethod
-    def infer(cls, a, *, lower, sort_eigenvalues):
+    def infer(cls, a, *, lower, sort_eigenvalues, subset_by_index=None, algorithm=None):
         check_linalg_dtype("eigh", a)
         n, _ = matrix_shape("eigh", a.shape, square=True)
-        return (a.strip_weak_type(),
-                ShapedArray(a.shape[:-2] + (n,), real_dtype(a.dtype)))
+        d = n
+        if subset_by_index is not None:
+            if len(subset_by_index) != 2:
+                raise ValueError(f"eigh: subset_by_index must be a pair (start, end), got "
+                                 f"{subset_by_index}")
+            d = subset_by_index[1] - subset_by_index[0]
+            if d < 0:
+                raise ValueError(f"eigh: subset_by_index {subset_by_index} is not a range")
+        return (a.strip_weak_type().update(shape=a.shape[:-1] + (d,)),
+                ShapedArray(a.shape[:-2] + (d,), real_dtype(a.dtype)))
 
 
 class SvdOp(JaxprOp, name="svd"):

@@ -464,6 +464,15 @@ def _scatter_params(name):
     return fix
 
 
+def _eigh_params(params):
+    """JAX's eigh parameters: the algorithm as its EighImplementation member, None and
+    subset_by_index=None shown."""
+    algorithm = str(params.get("algorithm", "")).strip("'\"")
+    return {**params, "algorithm": f"EighImplementation.{algorithm.upper()}"
+            if algorithm else "None",
+            "subset_by_index": params.get("subset_by_index", "None")}
+
+
 def _key_impl_params(name):
     """A key implementation by JAX's short name, as key types print (fry, rbg, urbg)."""
     def fix(op, params):
@@ -491,6 +500,7 @@ _JAX_PARAMS = {
     "slice": lambda op, p: ("slice", {"strides": "None", **p}),
     "iota": lambda op, p: ("iota", {"sharding": "None", **p}),
     "dot_general": _dot_general_params,
+    "eigh": lambda op, p: ("eigh", _eigh_params(p)),
     "dim_as_value": lambda op, p: ("dim_as_value", {"dim": p["dim"]}),  # (dtype: the type's)
     "ref_new": lambda op, p: ("new_ref", {"kind": "None", "memory_space": "None", **p}),
     # a custom call of a hijax primitive: JAX's call_hi_primitive equation

@@ -203,9 +203,11 @@ def _buckets(big_n: int, termination_size: int) -> list:
     return sizes
 
 
-def _eigh_work(h, termination_size: int):
+def _eigh_work(h, termination_size: int, subset_by_index=None):
     """(the eigenvalues, unsorted, in h's dtype; the eigenvectors): the divide and conquer
-    loop over a stack of blocks in an N x N workspace."""
+    loop over a stack of blocks in an N x N workspace. With `subset_by_index` (start,
+    end), a split's half whose eigenvalues' places [offset, offset + size) miss the range
+    is left as it is, not pushed (JAX's should_update_range)."""
     big_n = aval_of_value(h).shape[0]
     dt = aval_of_value(h).dtype
     n = full((), big_n, np.int32)
@@ -246,14 +248,17 @@ def _eigh_work(h, termination_size: int):
             v = _padded_slice(vectors, (0, offset), (n, b), (big_n, size))
             median = _nanmedian(mask_to(_diag_of(_real(block)), (b,), np.nan))
             h_minus, v_minus, h_plus, v_plus, rank = _split_spectrum(block, b, median, v)
-            blocks = _padded_update(blocks, h_minus, (offset, 0), (rank, rank))
-            vectors = _padded_update(vectors, v_minus, (0, offset), (n, rank))
-            stack = push(stack, offset, rank)
-            rest = sub(b, rank)
-            blocks = _padded_update(blocks, h_plus, (add(offset, rank), 0), (rest, rest))
-            vectors = _padded_update(vectors, v_plus, (0, add(offset, rank)), (n, rest))
-            stack = push(stack, add(offset, rank), rest)
-            return stack, blocks, vectors
+            state = (stack, blocks, vectors)
+            state = _if_in_subset(offset, add(offset, rank), state, (
+                push(stack, offset, rank),
+                _padded_update(blocks, h_minus, (offset, 0), (rank, rank)),
+                _padded_update(vectors, v_minus, (0, offset), (n, rank))))
+            stack, blocks, vectors = state
+            rest, at = sub(b, rank), add(offset, rank)
+            return _if_in_subset(at, add(offset, b), state, (
+                push(stack, at, rest),
+                _padded_update(blocks, h_plus, (at, 0), (rest, rest)),
+                _padded_update(vectors, v_plus, (0, at), (n, rest))))
 
         # a nearly diagonal block, or one that is noise beside the input, is done
         # (clusters of eigenvalues, rank deficiency: Nakatsukasa and Higham, 5.2)
@@ -263,6 +268,14 @@ def _eigh_work(h, termination_size: int):
         done = E.or_(E.le(off_diagonal, mul(mul(full((), 5, real), eps), norm)),
                      E.lt(norm, mul(eps, h0_norm)))
         return cond(done, diagonal, split, stack, blocks, vectors)
+
+    def _if_in_subset(start, end, old, new):
+        """`new` where [start, end) meets the subset's range (always without one)."""
+        if subset_by_index is None:
+            return new
+        lo, hi = subset_by_index
+        meets = E.and_(E.lt(start, np.int32(hi)), E.gt(end, np.int32(lo)))
+        return cond(meets, lambda: new, lambda: old)
 
     sizes = _buckets(big_n, termination_size)
     branches = [functools.partial(base_case, sizes[0])]
@@ -288,19 +301,44 @@ def _eigh_work(h, termination_size: int):
     return reshape(slice(blocks, (0, 0), (big_n, 1)), (big_n,)), vectors
 
 
-def eigh_qdwh(h, *, sort_eigenvalues: bool = True, termination_size: int = TERMINATION_SIZE):
+def _check_subset(subset_by_index, big_n: int):
+    """JAX's checks of subset_by_index (jax._src.tpu.linalg.eigh.eigh), its errors."""
+    if len(subset_by_index) != 2:
+        raise ValueError("subset_by_index must be a tuple of size 2.")
+    if subset_by_index[0] >= subset_by_index[1]:
+        raise ValueError("Got empty index range in subset_by_index.")
+    if subset_by_index[0] < 0:
+        raise ValueError("Indices in subset_by_index must be non-negative.")
+    if subset_by_index[1] > big_n:
+        raise ValueError("Index in subset_by_index[1] exceeds matrix size.")
+
+
+def eigh_qdwh(h, *, sort_eigenvalues: bool = True, termination_size: int = TERMINATION_SIZE,
+              subset_by_index=None):
     """(eigenvalues, eigenvectors) of one Hermitian matrix (its lower triangle taken as
     given: the caller reflects it) by JAX's TPU divide and conquer; blocks of at most
-    `termination_size` go to the platform's eigh. JAX: jax._src.tpu.linalg.eigh.eigh."""
+    `termination_size` go to the platform's eigh. With `subset_by_index` (start, end),
+    the eigenvalues start..end-1 in ascending order and their vectors (sorted and sliced,
+    as JAX's, whenever a subset is given). JAX: jax._src.tpu.linalg.eigh.eigh."""
     big_n = aval_of_value(h).shape[-1]
+    if subset_by_index is not None:
+        subset_by_index = tuple(int(i) for i in subset_by_index)
+        _check_subset(subset_by_index, big_n)
+    some = subset_by_index is not None
     if big_n <= termination_size:
-        vecs, vals = eigh(h, lower=True, sort_eigenvalues=sort_eigenvalues,
+        vecs, vals = eigh(h, lower=True, sort_eigenvalues=sort_eigenvalues or some,
                           symmetrize_input=False)
+        if some:
+            lo, hi = subset_by_index
+            vals = slice(vals, (lo,), (hi,))
+            vecs = slice(vecs, (0, lo), (big_n, hi))
         return vals, vecs
-    vals, vecs = _eigh_work(h, int(termination_size))
+    vals, vecs = _eigh_work(h, int(termination_size), subset_by_index)
     vals = mask_to(_real(vals), (big_n,), np.nan)
-    if sort_eigenvalues:
+    if sort_eigenvalues or some:
         order = _argsort(vals)
+        if some:
+            order = slice(order, (subset_by_index[0],), (subset_by_index[1],))
         vals, vecs = _take(vals, order), _take_columns(vecs, order)
     return vals, vecs
 
@@ -321,36 +359,46 @@ def _reflect(x, lower: bool):
     return E.complex(re, im)
 
 
-def _eigh_tpu_one(x, *, lower: bool, sort_eigenvalues: bool, termination_size: int):
+def _eigh_tpu_one(x, *, lower: bool, sort_eigenvalues: bool, termination_size: int,
+                  subset_by_index=None):
     if aval_of_value(x).ndim > 2:       # (batch axes: a loop over them, as JAX's lax.map)
         return lax_map(functools.partial(_eigh_tpu_one, lower=lower,
                                          sort_eigenvalues=sort_eigenvalues,
-                                         termination_size=termination_size), x)
+                                         termination_size=termination_size,
+                                         subset_by_index=subset_by_index), x)
     vals, vecs = eigh_qdwh(_reflect(x, lower), sort_eigenvalues=sort_eigenvalues,
-                           termination_size=termination_size)
+                           termination_size=termination_size,
+                           subset_by_index=subset_by_index)
     return vecs, vals
 
 
 def eigh_tpu(x, *, lower: bool = True, sort_eigenvalues: bool = True,
-             termination_size: int = TERMINATION_SIZE):
+             termination_size: int = TERMINATION_SIZE, subset_by_index=None):
     """(eigenvectors, eigenvalues) of `x` (leading batch axes looped over): the eigh op's
-    TPU lowering for matrices larger than `termination_size`."""
+    TPU lowering for matrices larger than `termination_size`, or with a subset_by_index
+    other than the whole range."""
+    if subset_by_index is not None:
+        subset_by_index = tuple(int(i) for i in subset_by_index)
     return _eigh_tpu_one(x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
-                         termination_size=int(termination_size))
+                         termination_size=int(termination_size),
+                         subset_by_index=subset_by_index)
 
 
 @functools.lru_cache(maxsize=None)
 def eigh_tpu_jit(lower: bool, sort_eigenvalues: bool,
-                 termination_size: int = TERMINATION_SIZE):
+                 termination_size: int = TERMINATION_SIZE, subset_by_index=None):
     return registration.JIT(functools.partial(eigh_tpu, lower=lower,
                                               sort_eigenvalues=sort_eigenvalues,
-                                              termination_size=termination_size))
+                                              termination_size=termination_size,
+                                              subset_by_index=subset_by_index))
 
 
-def _eigh_tpu_lowered(aval, lower: bool, sort_eigenvalues: bool):
-    """eigh_tpu of an operand of type `aval`, lowered for a TPU: what the eigh op of a
-    matrix larger than 256 expands into there (JAX: lower_fun(_eigh_qdwh_impl))."""
-    return lowered_for_tpu(eigh_tpu_jit(bool(lower), bool(sort_eigenvalues)), aval)
+def _eigh_tpu_lowered(aval, lower: bool, sort_eigenvalues: bool, subset_by_index=None):
+    """eigh_tpu of an operand of type `aval`, lowered for a TPU: what the eigh op expands
+    into there past 256 or with a subset (JAX: lower_fun(_eigh_qdwh_impl))."""
+    subset = None if subset_by_index is None else tuple(int(i) for i in subset_by_index)
+    return lowered_for_tpu(eigh_tpu_jit(bool(lower), bool(sort_eigenvalues),
+                                        TERMINATION_SIZE, subset), aval)
 
 
 register_expansion("eigh", _eigh_tpu_lowered)

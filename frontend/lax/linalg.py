@@ -25,7 +25,6 @@ from mjax.lax.platform import current_platform, lapack_available, solver_kernels
 from mjax.lax.reduce import reduce_sum
 from mjax.lax.shapes import broadcast_to, expand_dims, slice_in_dim, squeeze, transpose
 from mjax.passes import default_precision as DP
-from mjax.passes.rules.linalg_tpu import TPU_JACOBI_MAX
 from mjax.passes.rules.tables import platform_rules
 from mjax.tracing.tracer import Tracer
 
@@ -147,8 +146,8 @@ class EigImplementation(enum.Enum):
 
 
 class EighImplementation(enum.Enum):
-    """The kernel `eigh` runs. JAX: lax.linalg.EighImplementation (mjax: QR, i.e. LAPACK
-    syevd/heevd, only, as JAX on CPU)."""
+    """The kernel `eigh` runs. JAX: lax.linalg.EighImplementation (on the CPU QR, i.e.
+    LAPACK syevd/heevd, only, as JAX; for a TPU JACOBI and QDWH, as JAX)."""
     QR = "qr"
     JACOBI = "jacobi"
     QDWH = "qdwh"
@@ -179,30 +178,20 @@ def _member(enum_cls, value, fn: str, arg: str):
 def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
          sort_eigenvalues: bool = True, subset_by_index=None, implementation=None):
     """(eigenvectors as columns, ascending real eigenvalues). JAX: lax.linalg.eigh.
-    `implementation`: None or EighImplementation.QR (LAPACK); JACOBI and QDWH raise
-    NotImplementedError, as JAX does on CPU. For a TPU: None, QDWH or JACOBI, all XLA's
-    Jacobi `Eigh` up to 256x256; beyond, None and QDWH are JAX's QDWH divide and conquer
-    (expanded when lowered: eigh_tpu.py) and JACOBI raises; QR raises, as in JAX."""
+    The op carries `implementation` (as its `algorithm`) and `subset_by_index`, and its
+    lowering chooses by them, as JAX's: on the CPU LAPACK, where JACOBI, QDWH and a
+    subset_by_index other than the whole range raise NotImplementedError (JAX's); for a
+    TPU, JACOBI is XLA's Jacobi `Eigh` of any size, None and QDWH JAX's QDWH divide and
+    conquer (expanded when lowered: eigh_tpu.py; XLA's Jacobi `Eigh` itself up to 256
+    without a subset), which takes subset_by_index; QR raises there."""
     implementation = _member(EighImplementation, implementation, "eigh", "implementation")
-    if _tpu_linalg():       # (JAX's TPU default: QDWH, which is XLA's Jacobi up to 256)
-        n = aval_of_value(x).shape[-1]
-        if implementation is EighImplementation.QR:
-            raise NotImplementedError("QR algorithm is not supported on TPU")
-        if implementation is EighImplementation.JACOBI and n > TPU_JACOBI_MAX:
-            raise NotImplementedError(
-                f"mjax.lax.linalg.eigh(implementation=JACOBI) of a {n}x{n} matrix for a "
-                f"TPU: mjax calls XLA's Jacobi eigensolver up to {TPU_JACOBI_MAX}x"
-                f"{TPU_JACOBI_MAX} only")
-    elif implementation is EighImplementation.QDWH:
-        raise NotImplementedError("QDWH implementation is only supported on TPU")
-    elif implementation is EighImplementation.JACOBI:
-        raise NotImplementedError("Jacobi implementation is not supported on CPU (mjax "
-                                  "computes eigh with LAPACK only)")
-    if subset_by_index is not None and tuple(subset_by_index) != (0, x.shape[-1]):
-        raise NotImplementedError("mjax.lax.linalg.eigh: subset_by_index is not implemented")
+    if subset_by_index is not None:
+        subset_by_index = tuple(int(i) for i in subset_by_index)
     if symmetrize_input:
         x = symmetrize(x)
-    return tuple(_bind(L.EighOp, x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues)))
+    return tuple(_bind(L.EighOp, x, lower=bool(lower), sort_eigenvalues=bool(sort_eigenvalues),
+                       subset_by_index=subset_by_index,
+                       algorithm=None if implementation is None else implementation.value))
 
 
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,

@@ -36,7 +36,7 @@ from mjax.passes.rules.linalg_ffi import (conj, gpu_solver_prefix, info_ok, lapa
                                          lapack_target, nan_unless, not_on_tpu, slice_matrix,
                                          solver_call, tpu_linalg_here, uint8, xla_custom_call)
 from mjax.passes.rules.linalg_gpu import eig_gpu, svd_gpu
-from mjax.passes.rules.linalg_tpu import TPU_JACOBI_MAX, eigh_tpu, svd_tpu
+from mjax.passes.rules.linalg_tpu import eigh_tpu_rule, svd_tpu
 from mjax.passes.rules.tables import TRANSPOSE, lowering, nan_checked, platform_rules
 
 
@@ -240,30 +240,30 @@ def _qr_tpu(a, aval, q_aval, r_aval, full_matrices):
 
 
 # ==== eigh ===============================================================================
-def _eigh_tpu(ctx, a, aval, v_aval, w_aval, lower, sort_eigenvalues):
-    """JAX's TPU eigh (jax/_src/tpu/linalg/eigh.py _eigh_tpu_lowering): XLA's Jacobi
-    `Eigh` for n <= 256, its options "lower,sort,max_iter,tol" in backend_config; larger
-    matrices expand into JAX's QDWH spectral divide and conquer (linalg_tpu.eigh_tpu)."""
-    if aval.shape[-1] > TPU_JACOBI_MAX:
-        return eigh_tpu(ctx, a, lower, sort_eigenvalues)
-    config = f"{int(bool(lower))},{int(bool(sort_eigenvalues))},100,1e-6"
-    return xla_custom_call("Eigh", [a], [v_aval, w_aval], backend_config=config)
-
-
 @lowering(L.EighOp)
-def _eigh_lower(ctx, a, *, lower, sort_eigenvalues):
+def _eigh_lower(ctx, a, *, lower, sort_eigenvalues, subset_by_index=None, algorithm=None):
     aval = ctx.avals_in[0]
     batch = aval.shape[:-2]
     v_aval, w_aval = ctx.avals_out
+    if tpu_linalg_here():
+        if aval.shape[-1] == 0 and algorithm != "qr":
+            return [a, H.constant(0, w_aval.dtype, w_aval.shape)]
+        return eigh_tpu_rule(ctx, a, lower, sort_eigenvalues, subset_by_index, algorithm)
+    # JAX's CPU and GPU rule (_eigh_cpu_gpu_lowering), its errors in its order
+    if subset_by_index is not None and tuple(subset_by_index) != (0, aval.shape[-1]):
+        raise NotImplementedError("subset_by_index not supported on CPU and GPU")
+    if algorithm == "qdwh":
+        raise NotImplementedError("QDWH implementation is only supported on TPU")
+    if algorithm == "jacobi" and not gpu_solver_prefix():
+        raise NotImplementedError("Jacobi implementation is not supported on CPU")
     if aval.shape[-1] == 0:
         return [a, H.constant(0, w_aval.dtype, w_aval.shape)]
-    if tpu_linalg_here():
-        return _eigh_tpu(ctx, a, aval, v_aval, w_aval, lower, sort_eigenvalues)
     outs = [v_aval, w_aval, ShapedArray(batch, np.int32)]
-    if gpu_solver_prefix():   # (algorithm 0: the solver's default, as JAX's)
+    if gpu_solver_prefix():   # (the solver's algorithm: 0 its default, 1 QR, 2 Jacobi)
         v, w, info = solver_call("syevd", [a], outs, aliases={0: 0},
                                  config={"lower": ir.BoolAttr.get(bool(lower)),
-                                         "algorithm": uint8(0)})
+                                         "algorithm": uint8(
+                                             {None: 0, "qr": 1, "jacobi": 2}[algorithm])})
     else:
         routine = "heevd" if is_complex(aval.dtype) else "syevd"
         v, w, info = lapack_call(routine, [a], outs, aliases={0: 0},
@@ -616,6 +616,9 @@ def _eigh_jvp(b, primals, tangents, **params):
     (a,), (t,) = primals, tangents
     if t is None:
         return list(b.eigh(a, **params)), [None, None]
+    subset = params.get("subset_by_index")
+    if subset is not None and tuple(subset) != (0, _shape(a)[-1]):
+        raise NotImplementedError("Derivatives not defined for partial eigen decomposition.")
     # (JAX's rule decomposes symmetrize(a), whatever symmetrize_input asked)
     v, w = b.eigh(b.div(b.add(a, _H(b, a)), _const_like(b, a, 2)), **params)
     shape = _shape(a)

@@ -26,6 +26,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax.dialect.symbols import functions, module_body
 from mjax.passes.rules import hlo as H
 from mjax.passes.ir_util import callee_of, clone_into, entry_block, nested_ops
+from mjax.passes.rules.linalg_ffi import xla_custom_call
 
 # The largest matrix XLA's TPU Jacobi eigensolver takes in JAX's default TPU eigh; larger
 # ones go through JAX's QDWH spectral divide and conquer (jax/_src/tpu/linalg/eigh.py).
@@ -99,11 +100,33 @@ def svd_tpu(ctx, a, full_matrices: bool, compute_uv: bool) -> list[ir.Value]:
     return [s, u, vt]
 
 
-def eigh_tpu(ctx, a, lower: bool, sort_eigenvalues: bool) -> list[ir.Value]:
-    """JAX's TPU eigh of a matrix larger than TPU_JACOBI_MAX: QDWH spectral divide and
-    conquer down to blocks for XLA's Jacobi `Eigh` (mjax/lax/eigh_tpu.py), as the op's
-    results (v, w)."""
-    return expand(ctx, "eigh", [a], bool(lower), bool(sort_eigenvalues))
+def eigh_tpu_rule(ctx, a, lower: bool, sort_eigenvalues: bool, subset_by_index,
+                  algorithm) -> list[ir.Value]:
+    """JAX's TPU eigh (jax/_src/tpu/linalg/eigh.py _eigh_tpu_lowering) by the op's
+    `algorithm`: JACOBI is XLA's Jacobi `Eigh` of any size (its options
+    "lower,sort,max_iter,tol" in backend_config; its results the op's, a subset's
+    included, as JAX's custom call); QDWH (None's) is that `Eigh` too up to 256 without a
+    subset, else JAX's QDWH spectral divide and conquer (eigh_tpu), which takes
+    subset_by_index; QR raises JAX's error."""
+    algorithm = algorithm or "qdwh"
+    if algorithm == "qr":
+        raise NotImplementedError("QR algorithm is not supported on TPU")
+    n = ctx.avals_in[0].shape[-1]
+    whole = subset_by_index is None or tuple(subset_by_index) == (0, n)
+    if algorithm == "qdwh" and (n > TPU_JACOBI_MAX or not whole):
+        return eigh_tpu(ctx, a, lower, sort_eigenvalues, subset_by_index)
+    config = f"{int(bool(lower))},{int(bool(sort_eigenvalues))},100,1e-6"
+    return xla_custom_call("Eigh", [a], list(ctx.avals_out), backend_config=config)
 
 
-__all__ = ["TPU_JACOBI_MAX", "eigh_tpu", "expand", "register_expansion", "svd_tpu"]
+def eigh_tpu(ctx, a, lower: bool, sort_eigenvalues: bool,
+             subset_by_index=None) -> list[ir.Value]:
+    """JAX's TPU eigh of a matrix larger than TPU_JACOBI_MAX, or of a subset_by_index:
+    QDWH spectral divide and conquer down to blocks for XLA's Jacobi `Eigh`
+    (mjax/lax/eigh_tpu.py), as the op's results (v, w)."""
+    subset = None if subset_by_index is None else tuple(int(i) for i in subset_by_index)
+    return expand(ctx, "eigh", [a], bool(lower), bool(sort_eigenvalues), subset)
+
+
+__all__ = ["TPU_JACOBI_MAX", "eigh_tpu", "eigh_tpu_rule", "expand", "register_expansion",
+           "svd_tpu"]
