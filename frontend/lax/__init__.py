@@ -11,6 +11,9 @@ rng.py (XLA's bit generator), solves.py, platform.py. lax never imports mjax.num
 from __future__ import annotations
 
 from mjax.lax import linalg  # noqa: F401
+# (JAX's TPU eigh of matrices larger than 256, built on linalg_tpu's QDWH, registers its
+# expansion for the eigh op when imported)
+from mjax.lax import eigh_tpu  # noqa: F401,E402
 from mjax.lax.composite import composite  # noqa: F401
 from mjax.lax.control_flow import (associative_scan, cond, fori_loop, map, scan, switch,
                                    while_loop)

@@ -372,8 +372,4 @@ def _svd_tpu_lowered(aval, full_matrices: bool, compute_uv: bool):
 
 register_expansion("svd", _svd_tpu_lowered)
 
-# (JAX's TPU eigh of matrices larger than 256, built on the QDWH above, registers its
-# expansion for the eigh op when imported)
-from mjax.lax import eigh_tpu as _eigh_tpu  # noqa: E402,F401
-
 __all__ = ["lowered_for_tpu", "mask_to", "qdwh", "svd_tpu"]
