@@ -27,9 +27,7 @@ from jaxlib.mlir.dialects import arith, vector
 from jaxlib.mosaic.python import tpu
 
 from mjax.passes.mosaic.types import Const, MosaicLoweringError, materialize, shape_of, vtype
-
-ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-PARITY = 0x1BD11BDA
+from mjax.passes.rules.random import threefry_rounds
 
 
 def _u32(value, shape) -> ir.Value:
@@ -57,23 +55,12 @@ def _rotate_left(x, d: int) -> ir.Value:
     return arith.ori(left, right)
 
 
-def _round(v: list, rot: int) -> list:
-    v0 = _add(v[0], v[1])
-    return [v0, arith.xori(v0, _rotate_left(v[1], rot))]
-
-
 def threefry2x32(k1, k2, x1, x2) -> list[ir.Value]:
     """The hash of counters (x1, x2) under key words (k1, k2), i32 scalars or vectors,
     bracketed by the named scope JAX's rule opens ("threefry2x32")."""
     tpu.trace_start(message="threefry2x32", level=10)
-    ks = [k1, k2, arith.xori(arith.xori(k1, k2), _u32(PARITY, shape_of(k1)))]
-    x = [_add(x1, ks[0]), _add(x2, ks[1])]
-    for i in range(5):
-        for r in ROTATIONS[i % 2]:
-            x = _round(x, r)
-        x[0] = _add(x[0], ks[(i + 1) % 3])
-        x[1] = _add(x[1], ks[(i + 2) % 3])
-        x[1] = _add(x[1], _u32(i + 1, shape_of(x[1])))
+    x = threefry_rounds(k1, k2, x1, x2, add=_add, xor=arith.xori, rotl=_rotate_left,
+                        const=lambda value, like: _u32(value, shape_of(like)))
     tpu.trace_stop()
     return x
 

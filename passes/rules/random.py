@@ -55,8 +55,26 @@ def _physical(x: ir.Value) -> ir.Value:
     return x
 
 
+def threefry_rounds(k1, k2, x1, x2, *, add, xor, rotl, const) -> list:
+    """The Threefry-2x32 hash of counters (x1, x2) under key words (k1, k2): 20 rounds
+    unrolled, in JAX's op order, over any op set. `add`, `xor`, `rotl(v, d)` and
+    `const(value, like)` (a uint32 constant shaped as `like`) emit the ops, so the
+    StableHLO rule below and the Mosaic kernel rule (passes/mosaic/threefry.py) share
+    one schedule."""
+    ks = [k1, k2, xor(xor(k1, k2), const(0x1BD11BDA, k1))]
+    a, b = add(x1, ks[0]), add(x2, ks[1])
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            a = add(a, b)
+            b = xor(a, rotl(b, r))
+        a = add(a, ks[(i + 1) % 3])
+        b = add(b, ks[(i + 2) % 3])
+        b = add(b, const(i + 1, b))
+    return [a, b]
+
+
 def threefry2x32_hlo(k1, k2, x1, x2) -> list[ir.Value]:
-    """The Threefry-2x32 hash, 20 rounds unrolled (uint32 operands of one shape, scalars
+    """The Threefry-2x32 hash in StableHLO (uint32 operands of one shape, scalars
     broadcast to it first)."""
     shape = next((_shape(v) for v in (x1, x2, k1, k2) if _shape(v)), ())
     k1, k2, x1, x2 = (_bcast(v, shape, ()) if not _shape(v) else v for v in (k1, k2, x1, x2))
@@ -65,15 +83,8 @@ def threefry2x32_hlo(k1, k2, x1, x2) -> list[ir.Value]:
         return hlo.or_(hlo.shift_left(v, _u32(d, shape)),
                        hlo.shift_right_logical(v, _u32(32 - d, shape)))
 
-    ks = [k1, k2, hlo.xor(hlo.xor(k1, k2), _u32(0x1BD11BDA, shape))]
-    a, b = hlo.add(x1, ks[0]), hlo.add(x2, ks[1])
-    for i in range(5):
-        for r in _ROTATIONS[i % 2]:
-            a = hlo.add(a, b)
-            b = hlo.xor(a, rotl(b, r))
-        a = hlo.add(a, ks[(i + 1) % 3])
-        b = hlo.add(hlo.add(b, ks[(i + 2) % 3]), _u32(i + 1, shape))
-    return [a, b]
+    return threefry_rounds(k1, k2, x1, x2, add=hlo.add, xor=hlo.xor, rotl=rotl,
+                           const=lambda value, like: _u32(value, shape))
 
 
 def _iota_2x32(shape, near: ir.Value) -> tuple[ir.Value, ir.Value]:
