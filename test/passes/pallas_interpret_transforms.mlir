@@ -27,7 +27,7 @@
 // CHECK-SAME:    out_specs = [{block_shape = array<i64: 4>, index_map = @imap}, {block_shape = array<i64: 4>, index_map = @imap}]
 // CHECK-SAME:    : (tensor<8xf32>, tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>)
 // CHECK-LABEL: func.func private @f_batched
-// CHECK:         "jaxpr.pallas_call"(%{{.*}}) {callee = @kernel_batched, grid = array<i64: 3, 2>, in_specs = [{block_shape = array<i64: -1, 4>, index_map = @imap_batched}]
+// CHECK:         "jaxpr.pallas_call"(%{{.*}}) {callee = @kernel_batched, compiler_params = {dimension_semantics = ["parallel", "arbitrary"]}, grid = array<i64: 3, 2>, in_specs = [{block_shape = array<i64: -1, 4>, index_map = @imap_batched}]
 // CHECK-SAME:    out_specs = [{block_shape = array<i64: -1, 4>, index_map = @imap_batched}]
 // CHECK-SAME:    : (tensor<3x8xf32>) -> tensor<3x8xf32>
 
