@@ -20,6 +20,8 @@ LINALG_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "comp
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
 # eigh's algorithms (JAX's lax.linalg.EighImplementation values)
 EIGH_ALGORITHMS = ("qr", "jacobi", "qdwh")
+# svd's algorithms (JAX's lax.linalg.SvdAlgorithm values)
+SVD_ALGORITHMS = ("default", "QR", "Jacobi", "polar", "divide_and_conquer")
 
 
 # ---- shape and dtype rules ---------------------------------------------------------
@@ -210,14 +212,29 @@ class EighOp(JaxprOp, name="eigh"):
 
 class SvdOp(JaxprOp, name="svd"):
     """Singular values (descending), and with `compute_uv` U and V^H, so A = U S V^H.
-    Results: s, then u, vt. JAX: lax.linalg.svd_p."""
-    attributes = {"full_matrices": A.Bool(default=True), "compute_uv": A.Bool(default=True)}
+    Results: s, then u, vt. JAX: lax.linalg.svd_p. `subset_by_index` (start, end): only
+    the singular values start..end-1 (in descending order) and their vectors, min(k,
+    end - start) of them, with full_matrices only as the whole range (0, k); `algorithm`:
+    the SvdAlgorithm's value ("default", "QR", "Jacobi", "polar", "divide_and_conquer")
+    or None, which the lowering chooses by."""
+    attributes = {"full_matrices": A.Bool(default=True), "compute_uv": A.Bool(default=True),
+                  "subset_by_index": A.Ints(default=None),
+                  "algorithm": A.Str(default=None, choices=SVD_ALGORITHMS)}
 
     @classmethod
-    def infer(cls, a, *, full_matrices, compute_uv):
+    def infer(cls, a, *, full_matrices, compute_uv, subset_by_index=None, algorithm=None):
         check_linalg_dtype("svd", a)
         m, n = matrix_shape("svd", a.shape)
         k = min(m, n)
+        if subset_by_index is not None:     # (JAX's shape rule)
+            if len(subset_by_index) != 2:
+                raise ValueError(f"svd: subset_by_index must be a pair (start, end), got "
+                                 f"{subset_by_index}")
+            if full_matrices and tuple(subset_by_index) != (0, k):
+                raise ValueError("full_matrices and subset_by_index cannot both be set")
+            k = min(k, subset_by_index[1] - subset_by_index[0])
+            if k < 0:
+                raise ValueError(f"svd: subset_by_index {subset_by_index} is not a range")
         batch = a.shape[:-2]
         s = ShapedArray(batch + (k,), real_dtype(a.dtype))
         if not compute_uv:

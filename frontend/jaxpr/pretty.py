@@ -464,13 +464,20 @@ def _scatter_params(name):
     return fix
 
 
-def _eigh_params(params):
-    """JAX's eigh parameters: the algorithm as its EighImplementation member, None and
-    subset_by_index=None shown."""
-    algorithm = str(params.get("algorithm", "")).strip("'\"")
-    return {**params, "algorithm": f"EighImplementation.{algorithm.upper()}"
-            if algorithm else "None",
-            "subset_by_index": params.get("subset_by_index", "None")}
+def _algorithm_params(enum_name):
+    """JAX's eigh and svd parameters: the algorithm as its enum's member
+    (EighImplementation.QDWH, SvdAlgorithm.QR: the member's value upper-cased is its
+    name), None and subset_by_index=None shown."""
+    def fix(params):
+        algorithm = str(params.get("algorithm", "")).strip("'\"")
+        return {**params, "algorithm": f"{enum_name}.{algorithm.upper()}"
+                if algorithm else "None",
+                "subset_by_index": params.get("subset_by_index", "None")}
+    return fix
+
+
+_eigh_params = _algorithm_params("EighImplementation")
+_svd_params = _algorithm_params("SvdAlgorithm")
 
 
 def _key_impl_params(name):
@@ -501,6 +508,7 @@ _JAX_PARAMS = {
     "iota": lambda op, p: ("iota", {"sharding": "None", **p}),
     "dot_general": _dot_general_params,
     "eigh": lambda op, p: ("eigh", _eigh_params(p)),
+    "svd": lambda op, p: ("svd", _svd_params(p)),
     "dim_as_value": lambda op, p: ("dim_as_value", {"dim": p["dim"]}),  # (dtype: the type's)
     "ref_new": lambda op, p: ("new_ref", {"kind": "None", "memory_space": "None", **p}),
     # a custom call of a hijax primitive: JAX's call_hi_primitive equation

@@ -154,8 +154,9 @@ class EighImplementation(enum.Enum):
 
 
 class SvdAlgorithm(enum.Enum):
-    """The algorithm `svd` runs. JAX: lax.linalg.SvdAlgorithm (mjax: divide and conquer,
-    LAPACK gesdd, only)."""
+    """The algorithm `svd` runs. JAX: lax.linalg.SvdAlgorithm (on the CPU DEFAULT and
+    DIVIDE_AND_CONQUER, LAPACK gesdd, and QR, gesvd, as JAX; for a TPU POLAR, the
+    DEFAULT there)."""
     DEFAULT = "default"
     QR = "QR"
     JACOBI = "Jacobi"
@@ -196,25 +197,20 @@ def eigh(x, *, lower: bool = True, symmetrize_input: bool = True,
 
 def svd(x, *, full_matrices: bool = True, compute_uv: bool = True, subset_by_index=None,
         algorithm=None):
-    """(u, s, vh) or s. JAX: lax.linalg.svd. `algorithm`: None, SvdAlgorithm.DEFAULT or
-    DIVIDE_AND_CONQUER (LAPACK gesdd). For a TPU: JAX's QDWH-based SVD (POLAR, the
-    DEFAULT there), expanded when the op is lowered (linalg_tpu.svd_tpu), so svd keeps
-    its own derivative and batching rules, as JAX's."""
-    if subset_by_index is not None:
-        raise NotImplementedError("mjax.lax.linalg.svd: subset_by_index is not implemented")
+    """(u, s, vh) or s. JAX: lax.linalg.svd. The op carries `algorithm` and
+    `subset_by_index`, and its lowering chooses by them, as JAX's: on the CPU LAPACK's
+    gesdd (None, DEFAULT, DIVIDE_AND_CONQUER) or gesvd (QR), where JACOBI, POLAR and a
+    subset_by_index other than the whole range raise NotImplementedError (JAX's); for a
+    TPU JAX's QDWH-based SVD (None, DEFAULT, POLAR; the others raise), expanded when the
+    op is lowered (linalg_tpu.svd_tpu), which takes subset_by_index (the largest singular
+    values first: (0, 2) asks for the two largest). svd keeps its own derivative and
+    batching rules, as JAX's."""
     algorithm = _member(SvdAlgorithm, algorithm, "svd", "algorithm")
-    if _tpu_linalg():
-        if algorithm not in (None, SvdAlgorithm.DEFAULT, SvdAlgorithm.POLAR):
-            raise NotImplementedError("Only the POLAR (which is also DEFAULT on TPU) SVD "
-                                      "algorithm is supported on TPU.")
-    elif algorithm in (SvdAlgorithm.JACOBI, SvdAlgorithm.POLAR):
-        raise NotImplementedError("The SVD Jacobi and Polar algorithms are not implemented "
-                                  "on CPU.")
-    if algorithm is SvdAlgorithm.QR:
-        raise NotImplementedError("mjax.lax.linalg.svd: algorithm=SvdAlgorithm.QR (LAPACK "
-                                  "gesvd) is not implemented; DEFAULT and "
-                                  "DIVIDE_AND_CONQUER (gesdd) are")
-    outs = _bind(L.SvdOp, x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    if subset_by_index is not None:
+        subset_by_index = tuple(int(i) for i in subset_by_index)
+    outs = _bind(L.SvdOp, x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
+                 subset_by_index=subset_by_index,
+                 algorithm=None if algorithm is None else algorithm.value)
     if not compute_uv:
         return outs
     s, u, vt = outs

@@ -17,6 +17,7 @@ matmul precision 'float32' around it).
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
@@ -261,15 +262,17 @@ def _take(v, idx):
     return gather(v, expand_dims(idx, (1,)), dn, (1,))
 
 
-def _svd_tall_and_square_tpu(a, compute_uv: bool):
+def _svd_tall_and_square_tpu(a, compute_uv: bool, subset_by_index=None):
     """JAX's TPU SVD of one matrix with M >= N: polar decomposition a = u_p h, then
-    h = v diag(s) v^H by eigh, singular values in descending order."""
+    h = v diag(s) v^H by eigh (of the eigenvalues `subset_by_index` only, in eigh's
+    ascending numbering), singular values in descending order."""
     dt = aval_of_value(a).dtype
     n = aval_of_value(a).shape[1]
     u_p, h, _, _ = _qdwh_tpu(a, 10)
-    v, s = eigh(h, sort_eigenvalues=False)
+    v, s = eigh(h, sort_eigenvalues=False, subset_by_index=subset_by_index)
+    d = aval_of_value(s).shape[0]      # (n, or the subset's size)
     s = E.max(s, full((), 0, aval_of_value(s).dtype))
-    iota = broadcasted_iota(np.int32, (n,), 0)     # a stable descending argsort
+    iota = broadcasted_iota(np.int32, (d,), 0)     # a stable descending argsort
     _, order = sort_key_val(rev(s, (0,)), rev(iota, (0,)), 0, True)
     order = rev(order, (0,))
     s_out = _take(s, order)
@@ -278,7 +281,7 @@ def _svd_tall_and_square_tpu(a, compute_uv: bool):
     v_out = _take_columns(v, order)
     u_out = _mm(u_p, v_out)
     eps = float(dtypes.finfo(dt).eps)
-    last = dynamic_index_in_dim(s_out, n - 1, 0, keepdims=False)
+    last = dynamic_index_in_dim(s_out, d - 1, 0, keepdims=False)
     first = dynamic_index_in_dim(s_out, 0, 0, keepdims=False)
     rank_deficient = E.le(last, mul(convert_element_type(n * eps, aval_of_value(s).dtype),
                                     first))
@@ -286,23 +289,45 @@ def _svd_tall_and_square_tpu(a, compute_uv: bool):
     def correct(state):         # re-orthonormalize u (Nakatsukasa and Higham 2013, 5.5)
         u, _ = state
         q, r = qr(u, full_matrices=False)
-        diag_r = reduce_sum(mul(r, _eye(n, dt)), (0,))
+        diag_r = reduce_sum(mul(r, _eye(d, dt)), (0,))
         if dtypes.issubdtype(dt, np.complexfloating):
             diag_r = E.real(diag_r)
         signs = select(E.ge(diag_r, full((), 0, aval_of_value(diag_r).dtype)),
-                       full((n,), 1, np.int32), full((n,), -1, np.int32))
-        d = select(eq(broadcasted_iota(np.int32, (n, n), 0),
-                      broadcasted_iota(np.int32, (n, n), 1)),
-                   broadcast_to(expand_dims(signs, (0,)), (n, n)), full((n, n), 0, np.int32))
-        return (dot_general(q, d, (((1,), (0,)), ((), ())), precision=Precision.HIGHEST,
+                       full((d,), 1, np.int32), full((d,), -1, np.int32))
+        diag = select(eq(broadcasted_iota(np.int32, (d, d), 0),
+                         broadcasted_iota(np.int32, (d, d), 1)),
+                      broadcast_to(expand_dims(signs, (0,)), (d, d)),
+                      full((d, d), 0, np.int32))
+        return (dot_general(q, diag, (((1,), (0,)), ((), ())), precision=Precision.HIGHEST,
                             preferred_element_type=dt), full((), False, np.bool_))
     u_out, _ = while_loop(lambda state: state[1], correct, (u_out, rank_deficient))
     return u_out, s_out, v_out
 
 
-def _svd_tpu_one(a, *, full_matrices: bool, compute_uv: bool):
+def _eigh_subset(subset_by_index, m: int, n: int, full_matrices: bool):
+    """The eigh subset JAX's TPU SVD asks for singular values `subset_by_index` (numbered
+    from the largest), after its checks, their errors JAX's."""
+    if subset_by_index is None:
+        return None
+    if len(subset_by_index) != 2:
+        raise ValueError("subset_by_index must be a tuple of size 2.")
+    start, end = (operator.index(i) for i in subset_by_index)
+    if start >= end:
+        raise ValueError("Got empty index range in subset_by_index.")
+    if start < 0:
+        raise ValueError("Indices in subset_by_index must be non-negative.")
+    rank = min(m, n)
+    if end > rank:
+        raise ValueError("Index in subset_by_index[1] exceeds matrix size.")
+    if full_matrices and (start, end) != (0, rank):
+        raise ValueError("full_matrices and subset_by_index cannot be both be set.")
+    return (rank - end, rank - start)
+
+
+def _svd_tpu_one(a, *, full_matrices: bool, compute_uv: bool, subset_by_index=None):
     """JAX's TPU SVD of one matrix (jax/_src/tpu/linalg/svd.py svd)."""
     m, n = aval_of_value(a).shape
+    subset = _eigh_subset(subset_by_index, m, n, full_matrices)
     flip = m < n
     if flip:
         a, (m, n) = _H(a), (n, m)
@@ -314,8 +339,8 @@ def _svd_tpu_one(a, *, full_matrices: bool, compute_uv: bool):
     elif m > 1.15 * n:
         q, a = qr(a, full_matrices=False)
     if not compute_uv:
-        return _svd_tall_and_square_tpu(a, False)
-    u, s, v = _svd_tall_and_square_tpu(a, True)
+        return _svd_tall_and_square_tpu(a, False, subset)
+    u, s, v = _svd_tall_and_square_tpu(a, True, subset)
     if q is not None:
         u = _mm(q, u)
     if u_null is not None:
@@ -334,25 +359,30 @@ def _svd_tpu_one(a, *, full_matrices: bool, compute_uv: bool):
     return (v, s, _H(u)) if flip else (u, s, _H(v))
 
 
-def svd_tpu(x, *, full_matrices: bool, compute_uv: bool):
-    """JAX's TPU SVD of `x` (leading batch axes vmapped, as JAX's): (u, s, vh), or s."""
-    return _svd_tpu_batched(bool(full_matrices), bool(compute_uv),
+def svd_tpu(x, *, full_matrices: bool, compute_uv: bool, subset_by_index=None):
+    """JAX's TPU SVD of `x` (leading batch axes vmapped, as JAX's): (u, s, vh), or s;
+    `subset_by_index`: of the singular values, the largest first."""
+    subset = None if subset_by_index is None else tuple(subset_by_index)
+    return _svd_tpu_batched(bool(full_matrices), bool(compute_uv), subset,
                             aval_of_value(x).ndim - 2)(x)
 
 
 @functools.lru_cache(maxsize=None)
-def _svd_tpu_batched(full_matrices: bool, compute_uv: bool, batch_axes: int):
+def _svd_tpu_batched(full_matrices: bool, compute_uv: bool, subset_by_index,
+                     batch_axes: int):
     # (one function per setting, kept: traces are cached by the function)
-    fn = functools.partial(_svd_tpu_one, full_matrices=full_matrices, compute_uv=compute_uv)
+    fn = functools.partial(_svd_tpu_one, full_matrices=full_matrices, compute_uv=compute_uv,
+                           subset_by_index=subset_by_index)
     for _ in range(batch_axes):    # batch axes: vmapped, as JAX's
         fn = registration.VMAP(fn)
     return fn
 
 
 @functools.lru_cache(maxsize=None)
-def _svd_tpu_jit(full_matrices: bool, compute_uv: bool):
+def _svd_tpu_jit(full_matrices: bool, compute_uv: bool, subset_by_index=None):
     return registration.JIT(functools.partial(svd_tpu, full_matrices=full_matrices,
-                                              compute_uv=compute_uv))
+                                              compute_uv=compute_uv,
+                                              subset_by_index=subset_by_index))
 
 
 def lowered_for_tpu(jitted, aval):
@@ -365,9 +395,9 @@ def lowered_for_tpu(jitted, aval):
     return module, [np.asarray(c) for c in traced.jaxpr.consts]
 
 
-def _svd_tpu_lowered(aval, full_matrices: bool, compute_uv: bool):
+def _svd_tpu_lowered(aval, full_matrices: bool, compute_uv: bool, subset_by_index=None):
     """svd_tpu of an operand of type `aval`, lowered for a TPU (JAX: lower_fun(_svd_tpu))."""
-    return lowered_for_tpu(_svd_tpu_jit(full_matrices, compute_uv), aval)
+    return lowered_for_tpu(_svd_tpu_jit(full_matrices, compute_uv, subset_by_index), aval)
 
 
 register_expansion("svd", _svd_tpu_lowered)

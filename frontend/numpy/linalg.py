@@ -229,11 +229,12 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index
     """Singular value decomposition a = U diag(S) Vh, singular values descending."""
     (a,) = _inexact("svd", a)
     _matrix("svd", a)
-    if subset_by_index is not None:
-        raise NotImplementedError("mjax.numpy.linalg.svd: subset_by_index is not implemented")
     if hermitian:
         # JAX: from eigh; singular values are |eigenvalues|, sorted descending.
-        w, v = eigh(a)
+        if subset_by_index is None:
+            w, v = eigh(a)
+        else:   # (JAX hands the subset to lax's eigh, whose numbering is ascending)
+            v, w = lax_linalg.eigh(a, subset_by_index=subset_by_index)
         s = elementwise.abs(w)
         order = flip(argsort(s, axis=-1), axis=-1)
         s = take_along_axis(s, order, axis=-1)
@@ -244,8 +245,10 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index
         vh = _H(u * sign[..., None, :].astype(u.dtype))
         return SVDResult(u, s, vh)
     if not compute_uv:
-        return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=False)
-    return SVDResult(*lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=True))
+        return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=False,
+                              subset_by_index=subset_by_index)
+    return SVDResult(*lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=True,
+                                     subset_by_index=subset_by_index))
 
 
 def svdvals(x, /):

@@ -15,7 +15,8 @@ a batch whose `info` reports failure becomes NaN. Lowered for a TPU (`tpu_linalg
 they emit what JAX's TPU lowering does: XLA's own LuDecomposition, Qr,
 ProductOfElementaryHouseholderReflectors and Jacobi Eigh custom calls, StableHLO's
 cholesky and triangular_solve, and JAX's error for eig, schur, hessenberg and tridiagonal;
-svd expands into JAX's QDWH-based TPU algorithm there (linalg_tpu.py).
+svd expands into JAX's QDWH-based TPU algorithm there (linalg_tpu.py; svd's lowering
+rule, by its algorithm and subset_by_index: linalg_svd.py).
 JVP rules follow JAX's (jax/_src/lax/linalg.py, fft.py); every op takes leading batch
 axes, so batching moves the batch axis to the front.
 """
@@ -25,7 +26,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from mjax.dialect.dtype_rules import is_complex, real_dtype
+from mjax.dialect.dtype_rules import is_complex
 from mjax.dialect.ops import linalg as L
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.default_precision import rule_precision
@@ -35,8 +36,9 @@ from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
 from mjax.passes.rules.linalg_ffi import (conj, gpu_solver_prefix, info_ok, lapack_call,
                                          lapack_target, nan_unless, not_on_tpu, slice_matrix,
                                          solver_call, tpu_linalg_here, uint8, xla_custom_call)
-from mjax.passes.rules.linalg_gpu import eig_gpu, svd_gpu
-from mjax.passes.rules.linalg_tpu import eigh_tpu_rule, svd_tpu
+from mjax.passes.rules.linalg_gpu import eig_gpu
+from mjax.passes.rules.linalg_tpu import eigh_tpu_rule
+from mjax.passes.rules import linalg_svd  # noqa: F401  (svd's lowering rule)
 from mjax.passes.rules.tables import TRANSPOSE, lowering, nan_checked, platform_rules
 
 
@@ -271,40 +273,6 @@ def _eigh_lower(ctx, a, *, lower, sort_eigenvalues, subset_by_index=None, algori
     ok = info_ok(info)
     # LAPACK returns eigenvalues in ascending order, which is what sort_eigenvalues asks.
     return [nan_unless(ok, v), nan_unless(ok, w)]
-
-
-# ==== svd ================================================================================
-@lowering(L.SvdOp)
-def _svd_lower(ctx, a, *, full_matrices, compute_uv):
-    aval = ctx.avals_in[0]
-    batch = aval.shape[:-2]
-    m, n = aval.shape[-2:]
-    k = min(m, n)
-    if k == 0:
-        outs = [H.constant(0, real_dtype(aval.dtype), batch + (0,))]
-        for o in ctx.avals_out[1:]:
-            eye = np.broadcast_to(np.eye(*o.shape[-2:], dtype=o.dtype), o.shape)
-            outs.append(hlo.constant(H.A.dense_elements(np.ascontiguousarray(eye))))
-        return outs
-    if tpu_linalg_here():     # (JAX: lower_fun of its QDWH-based SVD)
-        return svd_tpu(ctx, a, full_matrices, compute_uv)
-    ucols, vrows = (m, n) if full_matrices else (k, k)
-    s_aval = ShapedArray(batch + (k,), real_dtype(aval.dtype))
-    u_aval = ShapedArray(batch + (m, ucols), aval.dtype)
-    vt_aval = ShapedArray(batch + (vrows, n), aval.dtype)
-    if gpu_solver_prefix():
-        s, u, vt, info = svd_gpu(a, aval, s_aval, u_aval, vt_aval, full_matrices,
-                                  compute_uv)
-    else:
-        mode = ("A" if full_matrices else "S") if compute_uv else "N"
-        _, s, u, vt, info = lapack_call(
-            "gesdd", [a], [aval, s_aval, u_aval, vt_aval, ShapedArray(batch, np.int32)],
-            config={"mode": mode}, aliases={0: 0})
-    ok = info_ok(info)
-    outs = [nan_unless(ok, s)]
-    if compute_uv:
-        outs += [nan_unless(ok, u), nan_unless(ok, vt)]
-    return outs
 
 
 # ==== eig ================================================================================
@@ -633,17 +601,18 @@ def _eigh_jvp(b, primals, tangents, **params):
 
 
 @AD.jvp_rule(L.SvdOp)
-def _svd_jvp(b, primals, tangents, *, full_matrices, compute_uv):
-    # JAX: _svd_jvp_rule.
+def _svd_jvp(b, primals, tangents, *, full_matrices, compute_uv, **params):
+    # JAX: _svd_jvp_rule (the subset and algorithm forwarded to the reduced svd).
     (a,), (da,) = primals, tangents
     if da is None:
-        outs = b.emit(L.SvdOp, a, full_matrices=full_matrices, compute_uv=compute_uv)
+        outs = b.emit(L.SvdOp, a, full_matrices=full_matrices, compute_uv=compute_uv,
+                      **params)
         return outs, [None] * len(outs)
     m, n = _shape(a)[-2:]
+    s, u, vt = b.emit(L.SvdOp, a, full_matrices=False, compute_uv=True, **params)
     if compute_uv and full_matrices and m != n:
         raise NotImplementedError("Singular value decomposition JVP not implemented for "
                                   "full matrices")
-    s, u, vt = b.emit(L.SvdOp, a, full_matrices=False, compute_uv=True)
     dtype = _dtype(a)
     ut, v = _H(b, u), _H(b, vt)
     ds_mat = _matmul(b, _matmul(b, ut, da, HIGHEST), v, HIGHEST)

@@ -17,21 +17,34 @@ from mjax.passes.rules.linalg_ffi import (conj, ffi_call, gpu_solver_prefix, inf
                                          nan_unless, slice_matrix, solver_call)
 
 
-def svd_gpu(a, aval, s_aval, u_aval, vt_aval, full_matrices, compute_uv):
-    """(s, u, vt, info) from the GPU solvers, as JAX picks them: Jacobi (gesvdj) up to
-    1024x1024, QR-based gesvd beyond (on the transpose when m < n, since gesvd wants
-    m >= n). gesvdj returns V, not V^H, and has no economy mode below 33 rows or columns,
-    where the full factors are sliced."""
+def svd_gpu(a, aval, s_aval, u_aval, vt_aval, full_matrices, compute_uv, algorithm=None):
+    """(s, u, vt, info) from the GPU solvers, as JAX picks them by the op's `algorithm`
+    (_resolve_gpu_svd_implementation): JACOBI gesvdj, POLAR gesvdp, QR gesvd (on the
+    transpose when m < n, since gesvd wants m >= n), DIVIDE_AND_CONQUER gesdd on ROCm
+    only; DEFAULT (None) Jacobi up to 1024x1024, gesvd beyond. gesvdj and gesvdp return
+    V, not V^H; gesvdj has no economy mode below 33 rows or columns, where the full
+    factors are sliced."""
     batch = aval.shape[:-2]
     m, n = aval.shape[-2:]
     k = min(m, n)
     info = ShapedArray(batch, np.int32)
     flags = {"compute_uv": ir.BoolAttr.get(bool(compute_uv))}
-    if m <= 1024 and n <= 1024:
-        econ = not full_matrices and m > 32 and n > 32
+    prefix = gpu_solver_prefix()
+    if algorithm in (None, "default"):
+        routine = "gesvdj" if m <= 1024 and n <= 1024 else "gesvd"
+    elif algorithm == "divide_and_conquer":
+        if prefix != "hip":
+            raise NotImplementedError(
+                "Divide-and-conquer SVD (SvdAlgorithm.DIVIDE_AND_CONQUER) is only "
+                "supported on AMD (ROCm) GPUs, not on NVIDIA CUDA.")
+        routine = "gesdd"
+    else:
+        routine = {"QR": "gesvd", "Jacobi": "gesvdj", "polar": "gesvdp"}[algorithm]
+    if routine in ("gesvdj", "gesvdp"):
+        econ = not full_matrices and (routine == "gesvdp" or (m > 32 and n > 32))
         u_full = ShapedArray(batch + (m, k if econ else m), aval.dtype)
         v_full = ShapedArray(batch + (n, k if econ else n), aval.dtype)
-        _, s, u, v, ok = solver_call("gesvdj", [a], [aval, s_aval, u_full, v_full, info],
+        _, s, u, v, ok = solver_call(routine, [a], [aval, s_aval, u_full, v_full, info],
                                      aliases={0: 0},
                                      config={**flags, "full_matrices": ir.BoolAttr.get(
                                          not econ)})
@@ -43,6 +56,14 @@ def svd_gpu(a, aval, s_aval, u_aval, vt_aval, full_matrices, compute_uv):
             vt = conj(vt)
         if not full_matrices and not econ:
             u, vt = slice_matrix(u, (None, k)), slice_matrix(vt, (k, None))
+        return s, u, vt, ok
+    if routine == "gesdd":      # (the handler takes gesvd's options, never transposed)
+        if not compute_uv:
+            u_aval = vt_aval = ShapedArray((), aval.dtype)
+        _, s, u, vt, ok = solver_call(
+            "gesdd", [a], [aval, s_aval, u_aval, vt_aval, info], aliases={0: 0},
+            config={**flags, "full_matrices": ir.BoolAttr.get(bool(full_matrices)),
+                    "transposed": ir.BoolAttr.get(False)})
         return s, u, vt, ok
     if not compute_uv:      # (gesvd takes scalar placeholders for U and V^H)
         u_aval = vt_aval = ShapedArray((), aval.dtype)

@@ -89,11 +89,13 @@ def expand(ctx, name: str, operands, *params) -> list[ir.Value]:
     raise ValueError(f"the TPU expansion of {name} returns nothing")
 
 
-def svd_tpu(ctx, a, full_matrices: bool, compute_uv: bool) -> list[ir.Value]:
+def svd_tpu(ctx, a, full_matrices: bool, compute_uv: bool,
+            subset_by_index=None) -> list[ir.Value]:
     """JAX's TPU SVD (QDWH polar decomposition, then eigh of the Hermitian factor, sorted
-    descending; that eigh is itself expanded beyond 256), as the op's results (s, u, vt)
-    or (s,)."""
-    outs = expand(ctx, "svd", [a], bool(full_matrices), bool(compute_uv))
+    descending; that eigh is itself expanded beyond 256 or for a subset_by_index, which
+    the SVD hands it), as the op's results (s, u, vt) or (s,)."""
+    subset = None if subset_by_index is None else tuple(int(i) for i in subset_by_index)
+    outs = expand(ctx, "svd", [a], bool(full_matrices), bool(compute_uv), subset)
     if not compute_uv:
         return outs
     u, s, vt = outs
