@@ -177,7 +177,6 @@ REASONS = {
                            "--jaxpr-to-stablehlo and its rule tables",
     "jax.extend.sharding": "GSPMD sharding protos; mjax.sharding uses Shardy",
     "jax.extend.xla": "HLO module transformation hooks are not supported",
-    "jax.extend.random.threefry2x32_p": _PRIMITIVE,
     "jax.interpreters.ad.JVPTrace": _JAX_INTERNAL,
     "jax.interpreters.mlir.*": "JAX's jaxpr-to-MLIR lowering internals; mjax lowers with "
                                "--jaxpr-to-stablehlo (user lowering rules: issue 21 part 2)",

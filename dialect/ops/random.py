@@ -135,19 +135,45 @@ class RandomCloneOp(JaxprOp, name="random_clone"):
 
 class Threefry2x32Op(JaxprOp, name="threefry2x32"):
     """The Threefry-2x32 block hash (20 rounds) of counters (x1, x2) under key (k1, k2):
-    four uint32 arrays -> two, the scalars among them broadcast to the others' one shape
-    (jax.extend.random.threefry_2x32 passes the key words as scalars).
-    JAX: threefry2x32_p."""
+    four uint32 arrays -> two, broadcast as JAX's threefry2x32_p broadcasts them
+    (lax.broadcasting_shape_rule): scalars to any shape, the other operands of one rank
+    with equal dimensions or 1s (jax.extend.random.threefry_2x32 passes the key words as
+    scalars). JAX: threefry2x32_p."""
     num_operands = 4
 
     @classmethod
     def infer(cls, k1, k2, x1, x2):
-        for i, a in enumerate((k1, k2, x1, x2)):
-            _check_uint32("threefry2x32", a, f"operand {i}")
-        arrays = [a for a in (k1, k2, x1, x2) if a.shape]
-        check_same_shapes("threefry2x32", arrays)
-        out = ShapedArray(arrays[0].shape if arrays else (), np.uint32)
+        avals = (k1, k2, x1, x2)
+        if any(isinstance(a.dtype, KeyType) or np.dtype(a.dtype) != np.uint32
+               for a in avals):
+            raise TypeError(f"Arguments to threefry2x32 must have uint32 type, got "
+                            f"{avals}")
+        out = ShapedArray(broadcasting_shape("threefry2x32", *avals), np.uint32)
         return out, out
+
+
+def broadcasting_shape(op: str, *avals) -> tuple:
+    """JAX's lax.broadcasting_shape_rule: the shape of the operands other than scalars,
+    which have one rank and per dimension equal sizes or 1s (TypeError otherwise, JAX's
+    text)."""
+    shapes = [tuple(a.shape) for a in avals if a.shape]
+    if not shapes:
+        return ()
+    ranks = {len(s) for s in shapes}
+    if len(ranks) != 1:
+        raise TypeError(f"{op}: arrays must have the same number of dimensions, got "
+                        f"{ranks}")
+    out = []
+    for ds in zip(*shapes):
+        others = [d for d in ds if not (isinstance(d, (int, np.integer)) and d == 1)]
+        if not others:
+            out.append(1)
+        elif all(d is others[0] or d == others[0] for d in others[1:]):
+            out.append(others[0])
+        else:
+            raise TypeError(f"{op} got incompatible shapes for broadcasting: "
+                            f"{', '.join(str(s) for s in shapes)}.")
+    return tuple(out)
 
 
 # XLA's RngBitGenerator algorithms, by JAX's names (lax.RandomAlgorithm).

@@ -4,10 +4,15 @@ from __future__ import annotations
 import numpy as np
 
 from mjax import numpy as jnp
+from mjax import lax
 from mjax.lax import prng
 
 __all__ = ["threefry_prng_impl", "rbg_prng_impl", "unsafe_rbg_prng_impl", "random_seed",
-           "seed_with_impl", "threefry_2x32", "define_prng_impl"]
+           "seed_with_impl", "threefry_2x32", "threefry2x32_p", "define_prng_impl"]
+
+# the hash's primitive (JAX exports it here and in jax.extend.core.primitives): operands
+# that broadcast, as JAX's (dialect/ops/random.py Threefry2x32Op)
+threefry2x32_p = lax.threefry2x32_p
 
 threefry_prng_impl = prng.impl_of("threefry2x32")
 rbg_prng_impl = prng.impl_of("rbg")

@@ -252,13 +252,13 @@ def threefry_2x32_words(k1, k2, count):
     key words go to the hash as scalars, as JAX binds them (the op broadcasts them: a
     TPU kernel's hash keeps them in scalar registers, as JAX's)."""
     n = count.shape[0]
-    if n % 2:
-        count = lax.concatenate([count, lax.full((1,), 0, np.uint32)], 0)
+    if n % 2:       # (JAX's padding: a captured uint32[1] zero; its out[:-1] after)
+        count = lax.concatenate([count, np.zeros(1, np.uint32)], 0)
     half = count.shape[0] // 2
     x1, x2 = lax.split(count, (half, half))
     b1, b2 = bind(R.Threefry2x32Op, k1, k2, x1, x2)
     out = lax.concatenate([b1, b2], 0)
-    return lax.slice_in_dim(out, 0, n) if n % 2 else out
+    return lax.slice(out, (0,), (n,)) if n % 2 else out
 
 
 def _threefry_2x32(data, count):

@@ -178,7 +178,7 @@ _MULTIPLE_RESULTS = frozenset({
     "cond", "while", "scan", "call", "checkpoint", "custom_jvp_call", "custom_vjp_call",
     "sort", "reduce", "reduce_window", "callback", "optimization_barrier", "psum",
     "rng_bit_generator", "eigh", "svd", "qr", "lu", "eig", "top_k", "custom_linear_solve",
-    "unstack", "split"})
+    "unstack", "split", "threefry2x32"})
 
 
 class FunctionPrimitive(Primitive):

@@ -36,16 +36,25 @@ def _u32(value, shape) -> ir.Value:
 
 
 def _lift(x, shape) -> ir.Value:
-    """`x` broadcast to `shape` if it is a scalar and `shape` is not (jnp's implicit
-    broadcasting of a rank-0 operand)."""
-    if shape and not shape_of(x):
-        return vector.broadcast(ir.VectorType.get(list(shape), x.type), x)
+    """`x` broadcast to `shape` where its shape differs (a scalar, or size-1 dimensions:
+    lax's implicit broadcasting, which JAX's Pallas rules emit as vector.broadcast)."""
+    if tuple(shape) != shape_of(x):
+        element = x.type.element_type if isinstance(x.type, ir.VectorType) else x.type
+        return vector.broadcast(ir.VectorType.get(list(shape), element), x)
     return x
 
 
-def _add(x, y) -> ir.Value:
-    shape = shape_of(x) or shape_of(y)
-    return arith.addi(_lift(x, shape), _lift(y, shape))
+def _broadcasting(op):
+    """`op` on two operands broadcast to their common shape first, as JAX's Pallas TPU
+    rules of binary ops do (_bcast)."""
+    def apply(x, y) -> ir.Value:
+        shape = tuple(np.broadcast_shapes(shape_of(x), shape_of(y)))
+        return op(_lift(x, shape), _lift(y, shape))
+    return apply
+
+
+_add = _broadcasting(arith.addi)
+_xor = _broadcasting(arith.xori)
 
 
 def _rotate_left(x, d: int) -> ir.Value:
@@ -59,7 +68,7 @@ def threefry2x32(k1, k2, x1, x2) -> list[ir.Value]:
     """The hash of counters (x1, x2) under key words (k1, k2), i32 scalars or vectors,
     bracketed by the named scope JAX's rule opens ("threefry2x32")."""
     tpu.trace_start(message="threefry2x32", level=10)
-    x = threefry_rounds(k1, k2, x1, x2, add=_add, xor=arith.xori, rotl=_rotate_left,
+    x = threefry_rounds(k1, k2, x1, x2, add=_add, xor=_xor, rotl=_rotate_left,
                         const=lambda value, like: _u32(value, shape_of(like)))
     tpu.trace_stop()
     return x

@@ -29,8 +29,8 @@ from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.types import KeyType, aval_of
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
-from mjax.passes.rules.batch_util import (NOT_MAPPED, batch_rule, batched_shape,
-                                          bdim_to_front, defvectorized, moveaxis)
+from mjax.passes.rules.batch_util import (NOT_MAPPED, batch_rule, bdim_to_front,
+                                          defvectorized, moveaxis)
 from mjax.passes.rules.dynamic_shapes import defining_op, dim_value
 from mjax.passes.rules.tables import BATCH, KEY_DATA, lowering, nan_checked
 
@@ -61,7 +61,8 @@ def threefry_rounds(k1, k2, x1, x2, *, add, xor, rotl, const) -> list:
     `const(value, like)` (a uint32 constant shaped as `like`) emit the ops, so the
     StableHLO rule below and the Mosaic kernel rule (passes/mosaic/threefry.py) share
     one schedule."""
-    ks = [k1, k2, xor(xor(k1, k2), const(0x1BD11BDA, k1))]
+    k12 = xor(k1, k2)      # (JAX's key1 ^ key2 ^ 0x1BD11BDA: the constant as their xor)
+    ks = [k1, k2, xor(k12, const(0x1BD11BDA, k12))]
     a, b = add(x1, ks[0]), add(x2, ks[1])
     for i in range(5):
         for r in _ROTATIONS[i % 2]:
@@ -74,10 +75,10 @@ def threefry_rounds(k1, k2, x1, x2, *, add, xor, rotl, const) -> list:
 
 
 def threefry2x32_hlo(k1, k2, x1, x2) -> list[ir.Value]:
-    """The Threefry-2x32 hash in StableHLO (uint32 operands of one shape, scalars
-    broadcast to it first)."""
-    shape = next((_shape(v) for v in (x1, x2, k1, k2) if _shape(v)), ())
-    k1, k2, x1, x2 = (_bcast(v, shape, ()) if not _shape(v) else v for v in (k1, k2, x1, x2))
+    """The Threefry-2x32 hash in StableHLO (uint32 operands broadcast to their common
+    shape first, as the op broadcasts them: scalars, and dimensions of size 1)."""
+    shape = R.broadcasting_shape("threefry2x32", *(aval_of(v.type) for v in (k1, k2, x1, x2)))
+    k1, k2, x1, x2 = (_bcast(v, shape, range(len(_shape(v)))) for v in (k1, k2, x1, x2))
 
     def rotl(v, d):
         return hlo.or_(hlo.shift_left(v, _u32(d, shape)),
@@ -381,6 +382,10 @@ def _random_bits_lower(ctx, keys, *, bit_width, shape):
 
 @lowering(R.Threefry2x32Op)
 def _threefry2x32_lower(ctx, k1, k2, x1, x2):
+    # (every platform's rule here is JAX's unrolled one, which takes any operands the
+    # op's shape rule takes; JAX's CPU rule runs the rounds in a fori_loop whose carry
+    # refuses key words of two shapes, or counters that broadcast further in the rounds,
+    # with a TypeError, where mjax computes what JAX's other platforms do)
     return threefry2x32_hlo(k1, k2, x1, x2)
 
 
@@ -444,22 +449,31 @@ def _random_fold_in_batch(b, args, dims):
 
 @batch_rule(R.Threefry2x32Op)
 def _threefry2x32_batch(b, args, dims):
-    """Batch axes to the front; an unbatched array gains the batch axis, a batched
-    scalar (a key word) the other operands' dims; unbatched scalars stay scalars."""
-    shape = next((batched_shape(x, d) for x, d in zip(args, dims)
-                  if batched_shape(x, d)), ())
-    full = (b.axis_size,) + tuple(shape)
+    """JAX's broadcast_batcher (the op broadcasts its operands itself): when every
+    operand but unbatched scalars is batched at one dim with one shape, the op runs
+    there; otherwise the batch axes move to the front, an unbatched array gains a leading
+    axis of size 1, a batched scalar trailing ones, and the output is batched at 0."""
+    x0, dim = next((x, d) for x, d in zip(args, dims) if d is not NOT_MAPPED)
+    shape = _shape(x0)
+    if all(_shape(x) == shape and d == dim for x, d in zip(args, dims) if _shape(x)):
+        outs = b.emit(R.Threefry2x32Op, *args)
+        return outs, [dim] * len(outs)
     xs = []
     for x, d in zip(args, dims):
-        if d is NOT_MAPPED:
-            if _shape(x):
-                x = b.broadcast_in_dim(x, shape=full,
-                                       broadcast_dimensions=tuple(range(1, len(full))))
+        if not _shape(x):
+            xs.append(x)
+        elif d is NOT_MAPPED:
+            xshape = _shape(x)
+            xs.append(b.broadcast_in_dim(x, shape=(1,) + xshape,
+                                         broadcast_dimensions=tuple(range(1, len(xshape) + 1))))
         else:
-            x = moveaxis(b, x, d, 0)
-            if len(_shape(x)) < len(full):
-                x = b.broadcast_in_dim(x, shape=full, broadcast_dimensions=(0,))
-        xs.append(x)
+            xs.append(moveaxis(b, x, d, 0))
+    nd = max(len(_shape(x)) for x in xs)
+    for i, (x, d) in enumerate(zip(xs, dims)):
+        r = len(_shape(x))
+        if d is not NOT_MAPPED and r < nd:
+            xs[i] = b.broadcast_in_dim(x, shape=_shape(x) + (1,) * (nd - r),
+                                       broadcast_dimensions=tuple(range(r)))
     outs = b.emit(R.Threefry2x32Op, *xs)
     return outs, [0] * len(outs)
 

@@ -57,9 +57,36 @@ func.func @random_fold_in_shapes(%k: tensor<2x!jaxpr.key<threefry2x32>>, %m: ten
 // -----
 
 func.func @threefry2x32_dtype(%a: tensor<3xui32>, %b: tensor<3xi32>) -> tensor<3xui32> {
-  // expected-error @+1 {{threefry2x32 requires operand 3 of dtype uint32, got i32}}
+  // expected-error @+1 {{Arguments to threefry2x32 must have uint32 type, got (ShapedArray(uint32[3]), ShapedArray(uint32[3]), ShapedArray(uint32[3]), ShapedArray(int32[3]))}}
   %0:2 = "jaxpr.threefry2x32"(%a, %a, %a, %b) : (tensor<3xui32>, tensor<3xui32>, tensor<3xui32>, tensor<3xi32>) -> (tensor<3xui32>, tensor<3xui32>)
   return %0#0 : tensor<3xui32>
+}
+
+// -----
+
+// (JAX's broadcasting_shape_rule: scalars aside, one rank)
+func.func @threefry2x32_ranks(%a: tensor<1x3xui32>, %b: tensor<3xui32>, %s: tensor<ui32>) -> tensor<1x3xui32> {
+  // expected-error @+1 {{threefry2x32: arrays must have the same number of dimensions, got {1, 2}}}
+  %0:2 = "jaxpr.threefry2x32"(%a, %s, %b, %b) : (tensor<1x3xui32>, tensor<ui32>, tensor<3xui32>, tensor<3xui32>) -> (tensor<1x3xui32>, tensor<1x3xui32>)
+  return %0#0 : tensor<1x3xui32>
+}
+
+// -----
+
+// (dimensions equal or 1)
+func.func @threefry2x32_shapes(%a: tensor<2x1xui32>, %b: tensor<3x4xui32>) -> tensor<3x4xui32> {
+  // expected-error @+1 {{threefry2x32 got incompatible shapes for broadcasting: (2, 1), (3, 4), (3, 4), (3, 4).}}
+  %0:2 = "jaxpr.threefry2x32"(%a, %b, %b, %b) : (tensor<2x1xui32>, tensor<3x4xui32>, tensor<3x4xui32>, tensor<3x4xui32>) -> (tensor<3x4xui32>, tensor<3x4xui32>)
+  return %0#0 : tensor<3x4xui32>
+}
+
+// -----
+
+// (the results are the broadcast shape)
+func.func @threefry2x32_result_shape(%a: tensor<1x4xui32>, %b: tensor<3x1xui32>) -> tensor<1x4xui32> {
+  // expected-error @+1 {{'jaxpr.threefry2x32' op result 0 has type tensor<1x4xui32>, but the operands give tensor<3x4xui32>}}
+  %0:2 = "jaxpr.threefry2x32"(%a, %b, %a, %b) : (tensor<1x4xui32>, tensor<3x1xui32>, tensor<1x4xui32>, tensor<3x1xui32>) -> (tensor<1x4xui32>, tensor<1x4xui32>)
+  return %0#0 : tensor<1x4xui32>
 }
 
 // -----

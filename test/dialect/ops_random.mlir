@@ -35,6 +35,14 @@ func.func @random_bits_and_threefry(%k: tensor<2x!jaxpr.key<threefry2x32>>, %a: 
   return %0, %1#0 : tensor<2x5xui16>, tensor<3xui32>
 }
 
+// The hash broadcasts its operands as JAX's threefry2x32_p: scalars, and 1s of one rank.
+// CHECK-LABEL: func.func @threefry_broadcasts
+// CHECK:         "jaxpr.threefry2x32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (tensor<1x4xui32>, tensor<ui32>, tensor<3x1xui32>, tensor<3x4xui32>) -> (tensor<3x4xui32>, tensor<3x4xui32>)
+func.func @threefry_broadcasts(%a: tensor<1x4xui32>, %s: tensor<ui32>, %b: tensor<3x1xui32>, %c: tensor<3x4xui32>) -> tensor<3x4xui32> {
+  %0:2 = "jaxpr.threefry2x32"(%a, %s, %b, %c) : (tensor<1x4xui32>, tensor<ui32>, tensor<3x1xui32>, tensor<3x4xui32>) -> (tensor<3x4xui32>, tensor<3x4xui32>)
+  return %0#1 : tensor<3x4xui32>
+}
+
 // -----
 
 // CHECK-LABEL: func.func @rng_bit_generator_and_uniform

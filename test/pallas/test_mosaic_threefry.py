@@ -2,7 +2,8 @@
 section): the values in interpret mode against JAX's (its interpret mode and jax.random
 outside kernels, which the guide promises bit for bit), and what the Mosaic lowering
 refuses as JAX's does. The Mosaic itself is compared with JAX's in
-test_mosaic_differential.py (kernels threefry_guide, threefry_keys, threefry_seed)."""
+test_mosaic_differential.py (kernels threefry_guide, threefry_keys, threefry_seed); the
+hash bound on operands that broadcast (scalars, size-1 dimensions) is compared here."""
 import jax
 import jax.extend.random  # noqa: F401
 import numpy as np
@@ -11,6 +12,7 @@ from jax.experimental import pallas as jpl
 from jax.experimental.pallas import tpu as jpltpu
 
 import mjax
+import mjax.extend.random  # noqa: F401
 from mjax.experimental import pallas as pl
 from mjax.experimental.pallas import tpu as pltpu
 
@@ -142,3 +144,66 @@ def test_raw_threefry_hash_takes_uint32_only():
     with pytest.raises(TypeError, match="threefry_2x32 requires uint32 arguments"):
         jax.extend.random.threefry_2x32((np.int32(1), np.uint32(2)),
                                         np.arange(4, dtype=np.uint32))
+
+
+# ---- the hash's broadcasting inside a kernel ------------------------------------------------
+# (operands from a VMEM key block k, SMEM scalars s, VMEM counter blocks x and y: the
+# hash broadcasts scalars and size-1 dimensions as JAX's threefry2x32_p, and JAX's Pallas
+# TPU rules broadcast each operation's operands where they differ: vector.broadcast)
+_BROADCASTS = {
+    "row_key_scalar_key": lambda k, s, x, y: (k[0:1, :], s[0], x[...], y[...]),
+    "scalar_keys_row_count": lambda k, s, x, y: (s[0], s[1], x[...], y[0:1, :]),
+    "row_keys_row_count": lambda k, s, x, y: (k[0:1, :], k[1:2, :], y[0:1, :], x[...]),
+    "row_counts": lambda k, s, x, y: (k[...], k[...], x[0:1, :], x[1:2, :])}
+_BROADCAST_ARGS = [((8, 128), np.uint32), ((2,), np.uint32), ((8, 128), np.uint32),
+                   ((8, 128), np.uint32)]
+
+
+def _broadcast_kernel(name, lib):
+    J, pl_, pltpu_ = LIBS[lib]
+    prim = (jax.extend.random if lib == "jax" else mjax.extend.random).threefry2x32_p
+    operands = _BROADCASTS[name]
+
+    def body(k_ref, s_ref, x_ref, y_ref, o1, o2):
+        a, b = prim.bind(*operands(k_ref, s_ref, x_ref, y_ref))
+        o1[...] = a
+        o2[...] = b
+
+    vmem, smem = (pl_.BlockSpec(memory_space=m) for m in (pltpu_.VMEM, pltpu_.SMEM))
+    return lambda *args: pl_.pallas_call(
+        body, in_specs=[vmem, smem, vmem, vmem],
+        out_shape=(J.ShapeDtypeStruct((8, 128), np.uint32),) * 2)(*args)
+
+
+@pytest.mark.parametrize("name", sorted(_BROADCASTS))
+def test_broadcast_hash_mosaic_is_jaxs(name):
+    from jaxlib.mlir import ir
+    from mjax.dialect.context import context
+    from test_mosaic_differential import _diff, custom_calls, decode, normalize
+    text = jax.export.export(jax.jit(_broadcast_kernel(name, "jax")), platforms=["tpu"])(
+        *[jax.ShapeDtypeStruct(s, d) for s, d in _BROADCAST_ARGS]).mlir_module()
+    mtext = mjax.jit(_broadcast_kernel(name, "mjax")).trace(
+        *[mjax.ShapeDtypeStruct(s, d) for s, d in _BROADCAST_ARGS]).lower(
+        lowering_platforms=("tpu",)).as_text()
+    with context(), ir.Location.unknown():
+        jmodule, mmodule = ir.Module.parse(text), ir.Module.parse(mtext)
+        (jcall,), (mcall,) = custom_calls(jmodule), custom_calls(mmodule)
+        (jconfig, jtext), (mconfig, mtext) = decode(jcall), decode(mcall)
+        assert mconfig == jconfig
+        a, b = normalize(jtext), normalize(mtext)
+        assert a == b, _diff(a, b)
+        assert "vector.broadcast" in b
+
+
+@pytest.mark.parametrize("name", sorted(_BROADCASTS))
+def test_broadcast_hash_values_in_interpret_mode(name):
+    # (JAX's interpret mode runs its CPU rule, whose fori_loop refuses most of these:
+    # the values against JAX on the operands broadcast beforehand)
+    rng = np.random.default_rng(3)
+    args = [rng.integers(0, 2**32, s, dtype=np.uint64).astype(d) for s, d in _BROADCAST_ARGS]
+    want = jax.extend.random.threefry2x32_p.bind(
+        *[np.broadcast_to(v, (8, 128)) for v in _BROADCASTS[name](*args)])
+    with pltpu.force_tpu_interpret_mode():
+        got = _broadcast_kernel(name, "mjax")(*args)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))

@@ -37,9 +37,11 @@ func.func @random_fold_in_batched_msgs(%d: tensor<2xui32>, %ms: tensor<5xui32>) 
 
 // -----
 
-// threefry2x32 batches like an elementwise op: unbatched operands are broadcast.
+// threefry2x32 batches as JAX's broadcast_batcher: an unbatched array gains a leading
+// axis of size 1, which the op broadcasts.
 // CHECK-LABEL: func.func private @hash_batched
-// CHECK:         "jaxpr.threefry2x32"({{.*}}) : (tensor<6x3xui32>, tensor<6x3xui32>, tensor<6x3xui32>, tensor<6x3xui32>) -> (tensor<6x3xui32>, tensor<6x3xui32>)
+// CHECK:         "jaxpr.broadcast_in_dim"(%{{.*}}) {broadcast_dimensions = array<i64: 1>, shape = array<i64: 1, 3>}
+// CHECK:         "jaxpr.threefry2x32"({{.*}}) : (tensor<1x3xui32>, tensor<1x3xui32>, tensor<6x3xui32>, tensor<6x3xui32>) -> (tensor<6x3xui32>, tensor<6x3xui32>)
 func.func private @hash(%k: tensor<3xui32>, %x: tensor<3xui32>) -> tensor<3xui32> {
   %0:2 = "jaxpr.threefry2x32"(%k, %k, %x, %x) : (tensor<3xui32>, tensor<3xui32>, tensor<3xui32>, tensor<3xui32>) -> (tensor<3xui32>, tensor<3xui32>)
   return %0#0 : tensor<3xui32>

@@ -17,6 +17,23 @@ func.func @threefry2x32_rounds(%k1: tensor<4xui32>, %k2: tensor<4xui32>, %x1: te
 
 // -----
 
+// Operands of other shapes are broadcast to the hash's shape first: size-1 dimensions
+// along the same dimensions, scalars along none.
+// CHECK-LABEL: func.func @threefry2x32_broadcasts
+// CHECK:         %[[K1:.*]] = stablehlo.broadcast_in_dim %arg0, dims = [0, 1] : (tensor<1x4xui32>) -> tensor<3x4xui32>
+// CHECK:         %[[K2:.*]] = stablehlo.broadcast_in_dim %arg1, dims = [] : (tensor<ui32>) -> tensor<3x4xui32>
+// CHECK:         %[[X1:.*]] = stablehlo.broadcast_in_dim %arg2, dims = [0, 1] : (tensor<3x1xui32>) -> tensor<3x4xui32>
+// CHECK:         stablehlo.xor %[[K1]], %[[K2]] : tensor<3x4xui32>
+// CHECK:         stablehlo.add %[[X1]], %[[K1]] : tensor<3x4xui32>
+// CHECK:         stablehlo.add %arg3, %[[K2]] : tensor<3x4xui32>
+// CHECK-COUNT-20: stablehlo.shift_left {{.*}} : tensor<3x4xui32>
+func.func @threefry2x32_broadcasts(%k1: tensor<1x4xui32>, %k2: tensor<ui32>, %x1: tensor<3x1xui32>, %x2: tensor<3x4xui32>) -> (tensor<3x4xui32>, tensor<3x4xui32>) {
+  %0:2 = "jaxpr.threefry2x32"(%k1, %k2, %x1, %x2) : (tensor<1x4xui32>, tensor<ui32>, tensor<3x1xui32>, tensor<3x4xui32>) -> (tensor<3x4xui32>, tensor<3x4xui32>)
+  return %0#0, %0#1 : tensor<3x4xui32>, tensor<3x4xui32>
+}
+
+// -----
+
 // Partitionable counters: a uint64 iota over the request shape, split into words.
 // CHECK-LABEL: func.func @random_bits_threefry
 // CHECK:         stablehlo.iota dim = 0 : tensor<2x3xui64>
