@@ -553,6 +553,12 @@ def _transpose_key_data(emit, op, ks, args, avals, params):
     return emit(St.TransposeOp, args[0], permutation=perm + _trailing(len(perm), ks))
 
 
+@KEY_DATA.register(St.TileOp)
+def _tile_key_data(emit, op, ks, args, avals, params):
+    # (each key's data is copied whole: the key dims are repeated once)
+    return emit(St.TileOp, args[0], reps=tuple(params["reps"]) + (1,) * len(ks))
+
+
 @KEY_DATA.register(St.ConcatenateOp)
 def _concatenate_key_data(emit, op, ks, args, avals, params):
     return emit(St.ConcatenateOp, *args, **params)
