@@ -95,7 +95,15 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
     aval = ctx.avals_in[1]
     dtype = aval.dtype
     lows, highs = [lo for lo, _ in padding], [hi for _, hi in padding]
+    padded_shape = tuple(d + lo + hi for d, lo, hi in zip(aval.shape, lows, highs))
     if not platform_rules().expand_scatter_padding:
+        if min(padded_shape, default=0) < 0:
+            # (XLA's TPU compiler aborts the process on such an op, JAX's program too;
+            # raise the CPU's error instead)
+            raise _PaddingValueError(
+                ctx.op, f"select_and_scatter_add with negative padding {tuple(padding)} of "
+                f"shape {tuple(aval.shape)}: the padded operand {padded_shape} has a "
+                "negative size")
         op = hlo.SelectAndScatterOp(H.ttype(aval.shape, dtype), operand, source,
                                     H.constant(0, dtype),
                                     window_dimensions=list(window_dimensions),
@@ -103,7 +111,6 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
                                     padding=_pads(padding))
         _select_and_scatter_regions(op, dtype, direction)
         return op.results[0]
-    padded_shape = tuple(d + lo + hi for d, lo, hi in zip(aval.shape, lows, highs))
     if min(lows + highs, default=0) < 0:
         # (JAX's lax.pad refuses a negative size, ValueError; else its slice a negative
         # start or a limit past the padded size, TypeError)

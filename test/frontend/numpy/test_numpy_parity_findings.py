@@ -8,6 +8,7 @@ import pytest
 
 import mjax
 import mjax.numpy as mnp
+from frontend_util import ON_TPU
 
 
 def _outcome(f):
@@ -483,6 +484,9 @@ def test_reduce_window_negative_padding(padding, mode):
     """A negative padded size has no windows (JAX's stride_dim); the max-pool gradient
     on the CPU pads the operand and slices it back, as JAX's: ValueError where the padded
     size is negative, TypeError for the slice otherwise."""
+    if mode == "grad" and ON_TPU:
+        pytest.skip("TPU: JAX's gradient there is a select_and_scatter_add with negative "
+                    "padding, on which XLA's TPU compiler aborts the process")
     def make(n, l):
         def f(a):
             return l.lax.reduce_window(a, -np.inf, l.lax.max, (2, 1), (1, 1), padding)
@@ -493,6 +497,21 @@ def test_reduce_window_negative_padding(padding, mode):
             return lambda: l.grad(lambda a: f(a).sum())(x)
         return lambda: f(x)
     _agree_typed(make)
+
+
+def test_max_pool_gradient_with_a_negative_padded_size_is_refused_for_the_tpu():
+    """Lowered for a TPU, such a gradient is a select_and_scatter_add with the padding
+    (JAX's too), and XLA's TPU compiler aborts the process on a negative padded size:
+    mjax raises the CPU's ValueError before handing it over."""
+    def loss(a):
+        return mjax.lax.reduce_window(a, -np.inf, mjax.lax.max, (2, 1), (1, 1),
+                                      ((-2, -2), (0, 0))).sum()
+    x = np.zeros((3, 5), np.float32)
+    with pytest.raises(ValueError, match=r"padded operand \(-1, 5\) has a negative size"):
+        mjax.jit(mjax.grad(loss)).trace(x).lower(lowering_platforms=("tpu",))
+    ok = mjax.jit(mjax.grad(lambda a: mjax.lax.reduce_window(
+        a, -np.inf, mjax.lax.max, (2, 1), (1, 1), ((1, 0), (0, 0))).sum()))
+    assert "select_and_scatter" in ok.trace(x).lower(lowering_platforms=("tpu",)).as_text()
 
 
 @pytest.mark.parametrize("f", [
