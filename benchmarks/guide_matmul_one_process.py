@@ -3,6 +3,7 @@
 processes drifts by 2-3% from run to run, more than the difference being asked about.
 
     python benchmarks/guide_matmul_one_process.py [--rounds 6]     # on a TPU
+    python benchmarks/guide_matmul_one_process.py --blocks 512,1024,512 512,1024,1024
 
 Prints, per library and program, the median and minimum of a call followed by
 block_until_ready, the median time per call with 20 calls in flight, and whether the two
@@ -28,6 +29,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=8192)
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--blocks", nargs="+", default=["512,1024,512"], metavar="BM,BK,BN",
+                        help="the kernel's block sizes; the guide ends with 512,1024,1024")
     args = parser.parse_args()
     import jax
     import jax.numpy as jjnp
@@ -45,10 +48,12 @@ def main():
     for name, lib, jnp, pl, pltpu in (("mjax", mjax, mjnp, mpl, mpltpu),
                                       ("jax", jax, jjnp, jpl, jpltpu)):
         inputs = (lib.device_put(x), lib.device_put(y))
-        guide = lib.jit(functools.partial(_guide_matmul, lib, jnp, pl, pltpu, bm=512,
-                                          bk=1024, bn=512))
+        for blocks in args.blocks:
+            bm, bk, bn = map(int, blocks.split(","))
+            guide = lib.jit(functools.partial(_guide_matmul, lib, jnp, pl, pltpu, bm=bm,
+                                              bk=bk, bn=bn))
+            runs[f"{name} guide {blocks}"] = (lib, guide, inputs)
         dot = lib.jit(lambda a, b, jnp=jnp: jnp.dot(a, b, preferred_element_type=jnp.bfloat16))
-        runs[f"{name} guide"] = (lib, guide, inputs)
         runs[f"{name} dot"] = (lib, dot, inputs)
     for lib, fn, inputs in runs.values():
         lib.block_until_ready(fn(*inputs))
@@ -66,19 +71,17 @@ def main():
             lib.block_until_ready(out)
             pipelined[k].append((time.perf_counter() - t0) / 20)
     for k in runs:
-        print(f"{k:12s} median {1e3 * statistics.median(single[k]):.3f} ms, min "
+        print(f"{k:24s} median {1e3 * statistics.median(single[k]):.3f} ms, min "
               f"{1e3 * min(single[k]):.3f} ms, pipelined "
               f"{1e3 * statistics.median(pipelined[k]):.3f} ms")
-    m = runs["mjax guide"]
-    j = runs["jax guide"]
-    same = np.array_equal(np.asarray(m[1](*m[2]), np.float32),
-                          np.asarray(j[1](*j[2]), np.float32))
-    ratio = statistics.median(single["mjax guide"]) / statistics.median(single["jax guide"])
-    share = {lib: statistics.median(single[f"{lib} dot"]) / statistics.median(
-        single[f"{lib} guide"]) for lib in ("mjax", "jax")}
-    print(f"guide matmul mjax/JAX {ratio:.3f}; share of XLA's dot: mjax {share['mjax']:.1%}, "
-          f"JAX {share['jax']:.1%}; values equal: {same}")
-
+    for blocks in args.blocks:
+        m, j = runs[f"mjax guide {blocks}"], runs[f"jax guide {blocks}"]
+        same = np.array_equal(np.asarray(m[1](*m[2]), np.float32),
+                              np.asarray(j[1](*j[2]), np.float32))
+        med = {lib: statistics.median(single[f"{lib} guide {blocks}"]) for lib in ("mjax", "jax")}
+        share = {lib: statistics.median(single[f"{lib} dot"]) / med[lib] for lib in med}
+        print(f"guide matmul {blocks}: mjax/JAX {med['mjax'] / med['jax']:.3f}; share of "
+              f"XLA's dot: mjax {share['mjax']:.1%}, JAX {share['jax']:.1%}; values equal: {same}")
 
 if __name__ == "__main__":
     main()
