@@ -14,7 +14,8 @@ one device), an eager op on
 cached shapes (`x * y`, `jnp.sin(x)`, `x + 1.0`, `jnp.sum(x)`, `x[1]`; `x / y`, `x // y`,
 `x % y`, `x ** y`, `jnp.maximum`, `np.float32(2) * x`, int32 + float32, an int array
 times 2, `x.sum(axis=0)`, `jnp.max(x, axis=1)`, `x[:, 1]`, `x.at[1].set(2.0)`), an eager op
-on a new shape (compiles), trace+lower of a 1,000-op chain, trace+transform+lower of an MLP
+on a new shape (compiles), trace+lower of a 1,000-op chain and of random.normal of a
+4096x4096 shape, trace+transform+lower of an MLP
 train step, of per-example gradients (vmap of grad), of the scan RNN step (run.py) and of
 the transformer LM step (transformer.py).
 """
@@ -160,6 +161,10 @@ def cases(lib, jnp):
         return v
     xs = jnp.ones((8,), jnp.float32)
     out["trace+lower 1000 ops"] = (lambda: lib.jit(lambda v: chain(v)).lower(xs), 1)
+    # (a program of large shapes: constants of those shapes must stay splats, not arrays)
+    key = lib.random.key(0)
+    out["trace+lower normal 4096x4096"] = (
+        lambda: lib.jit(lambda k: lib.random.normal(k, (4096, 4096))).lower(key), 1)
 
     rng = np.random.default_rng(0)
     params = [(rng.standard_normal((m, n)).astype(np.float32), np.zeros(n, np.float32))
