@@ -183,6 +183,13 @@ registration.REF_OF_TRACER.fill(lambda t: Ref(tracer=t))
 registration.ACCUMULATE_INTO_REF.fill(lambda ref, value: addupdate(ref, None, value))
 
 
+def _state_ops(ref):
+    """The get/swap/addupdate of a ref this module does not make (a Pallas kernel's,
+    whose class names them `_state_ops`: jax.ref's functions bind the same state
+    primitives on a kernel's refs), else None."""
+    return None if isinstance(ref, Ref) else getattr(type(ref), "_state_ops", None)
+
+
 def _check_ref(ref, what: str) -> Ref:
     if not isinstance(ref, Ref):
         raise TypeError(f"{what} expects a Ref (made by mjax.new_ref), got "
@@ -234,6 +241,8 @@ def freeze(ref) -> Array:
 # ---- the helpers of jax.ref ------------------------------------------------------------
 def get(ref, idx=None):
     """ref[idx] (idx None: the whole value). JAX: jax.ref.get."""
+    if (ops := _state_ops(ref)) is not None:
+        return ops.get(ref, idx)
     _check_ref(ref, "ref_get")
     if isinstance(ref, KeyRef):
         return ref[... if idx is None or idx == () else idx]
@@ -254,6 +263,8 @@ def get(ref, idx=None):
 
 def swap(ref, idx, value, _function_name: str = "ref_swap"):
     """Writes `value` into ref[idx]; returns the old value. JAX: jax.ref.swap."""
+    if (ops := _state_ops(ref)) is not None:
+        return ops.swap(ref, idx, value)
     _check_ref(ref, _function_name)
     idx = ... if idx is None or idx == () else idx
     if isinstance(ref, KeyRef):
@@ -279,6 +290,8 @@ def set(ref, idx, value) -> None:  # noqa: A001  (JAX's name)
 
 def addupdate(ref, idx, x) -> None:
     """ref[idx] += x. JAX: jax.ref.addupdate."""
+    if (ops := _state_ops(ref)) is not None:
+        return ops.addupdate(ref, idx, x)
     _check_ref(ref, "addupdate")
     if isinstance(ref, KeyRef):
         raise TypeError("addupdate of a ref of PRNG keys: keys have no addition")

@@ -69,10 +69,10 @@ class KernelInterpreter:
         rule = self.table.get(cls)
         if rule is None:
             why = self.table.reason(cls)
-            raise op_error(op, f"{self.flag}: no {self.backend} lowering rule for "
-                               f"'{op.name}' in {self.kernel}"
-                               + (f": {why}" if why else "")
-                               + " (interpret=True runs this kernel)")
+            raise KernelUnsupported(op, f"'{op.name}' op {self.flag}: no {self.backend} "
+                                        f"lowering rule for '{op.name}' in {self.kernel}"
+                                        + (f": {why}" if why else "")
+                                        + " (interpret=True runs this kernel)")
         return functools.partial(self._apply, rule)
 
     def _apply(self, rule, op: ir.Operation, operands: list) -> list:
@@ -81,8 +81,15 @@ class KernelInterpreter:
                 return rule(self, op, *operands, **op_params(op))
         except PassError:
             raise
-        except (self.error, TypeError, ValueError, KeyError, ir.MLIRError) as e:
+        except self.error as e:
+            raise KernelUnsupported(op, f"'{op.name}' op {self.flag}: {e}") from None
+        except (TypeError, ValueError, KeyError, ir.MLIRError) as e:
             raise op_error(op, f"{self.flag}: {e}") from None
+
+
+class KernelUnsupported(PassError, NotImplementedError):
+    """A kernel uses an op or feature the backend's lowering lacks: a NotImplementedError,
+    as JAX's Pallas lowerings raise ('Unimplemented primitive in Pallas TPU lowering')."""
 
 
 def _no_results(op: ir.Operation, operands: list) -> list:

@@ -31,7 +31,7 @@ from mjax.dialect.context import context
 from mjax.dialect.ops.pallas import element_padding
 from mjax.dialect.types import aval_of
 from mjax.passes.interpreter import Env, interpret, terminator
-from mjax.passes.kernel_lowering.interpreter import KernelInterpreter, find_func
+from mjax.passes.kernel_lowering.interpreter import KernelInterpreter, KernelUnsupported, find_func
 from mjax.passes.kernel_lowering.types import op_params
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (BlockRef, MosaicLoweringError, full, materialize,
@@ -231,7 +231,8 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
                     f"{tuple(spec['block_shape'])} of an array of shape {aval.shape} "
                     f"(or a nonzero index map) needs a grid")
     except MosaicLoweringError as e:
-        raise op_error(call, f"jaxpr-pallas-to-mosaic: {e}") from None
+        raise KernelUnsupported(call, f"'{call.operation.name}' op jaxpr-pallas-to-mosaic: "
+                                      f"{e}") from None
     # (a symbol name libtpu and XLA accept, as JAX sanitizes it)
     name = re.sub(r"[^\w.-]", "_", str(params.get("name") or callee))
     kl = KernelLowering(module, grid, target_version)

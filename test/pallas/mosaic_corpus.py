@@ -649,4 +649,14 @@ def corpus(J, pl, pltpu) -> dict:
         return pl.pallas_call(
             threefry_raw_kernel, out_shape=J.ShapeDtypeStruct((8, 128), jnp.uint32))(d, c)
     K["threefry_raw"] = (threefry_raw, [((1, 2), np.uint32), ((8, 128), np.uint32)])
+
+    def ref_functions_kernel(x_ref, o_ref):   # jax.ref's functions on a kernel's refs
+        old = J.ref.swap(o_ref, (), J.ref.get(x_ref, ()) * 2.0)
+        J.ref.set(o_ref, (), J.ref.get(o_ref, ()) + old)
+        J.ref.set(o_ref.at[1], (pl.ds(0, 128),), J.ref.get(x_ref, (2, slice(None))))
+
+    def ref_functions(x):
+        return pl.pallas_call(ref_functions_kernel,
+                              out_shape=J.ShapeDtypeStruct((8, 128), jnp.float32))(x)
+    K["jax_ref_functions"] = (ref_functions, [((8, 128), np.float32)])
     return K

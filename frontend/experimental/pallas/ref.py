@@ -288,6 +288,30 @@ class Ref:
         raise TypeError(f"{self!r} is a ref, not an array: read it with ref[...] first")
 
 
+class _StateOps:
+    """What mjax.ref.get/swap/addupdate do with a kernel's ref (`Ref._state_ops`): the
+    ref ops `ref[idx]` binds; an index of None or () is the whole ref."""
+
+    @staticmethod
+    def _whole(idx):
+        return ... if idx is None or idx == () else idx
+
+    @classmethod
+    def get(cls, ref, idx):
+        return primitives.load(ref, cls._whole(idx))
+
+    @classmethod
+    def swap(cls, ref, idx, value):
+        return primitives.swap(ref, cls._whole(idx), value)
+
+    @classmethod
+    def addupdate(cls, ref, idx, value):
+        primitives.addupdate(ref, cls._whole(idx), value)
+
+
+Ref._state_ops = _StateOps
+
+
 class _At:
     __slots__ = ("ref",)
 
