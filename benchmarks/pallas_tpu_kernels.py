@@ -5,6 +5,8 @@
     python benchmarks/pallas_tpu_kernels.py --interpret     # anywhere: TPU interpret mode,
                                                              # small shapes (a dry run)
     python benchmarks/pallas_tpu_kernels.py matmul gmm_grad  # some kernels only
+    python benchmarks/pallas_tpu_kernels.py --rounds 3       # 3 processes per library,
+                                                             # alternating; medians
 
 Kernels: the ops matmul, flash attention forward and its gradient, megablox gmm and
 its gradient (megablox.ops.gmm, a custom_vjp of two kernels), paged attention, and the
@@ -13,6 +15,8 @@ dot. Each library runs in its own process (the worker: `--worker OUT.npz`); the 
 JAX's kernels are loaded by path under their own module names, as
 test/pallas/jax_tpu_kernels.py does. The script prints, per kernel, the largest
 difference between the libraries' outputs and each library's median time (and mjax/JAX).
+A process's times drift by 2-4% from another's of the same program: `--rounds N` runs N
+processes per library, alternating, and takes the median of their medians.
 On the chip mjax must compile through --jaxpr-pallas-to-mosaic: a kernel it cannot
 lower fails (it is never interpreted silently).
 """
@@ -199,16 +203,35 @@ def _run(lib: str, out: str, which, interpret) -> dict:
     return json.loads(line[6:])
 
 
+def _median_times(runs: list[dict]) -> dict:
+    """Per kernel, the median of the processes' times (an error string if one failed)."""
+    runs = [r for r in runs if r]
+    out = {}
+    for name in (runs[0] if runs else {}):
+        ts = [r.get(name) for r in runs]
+        bad = [t for t in ts if not isinstance(t, float)]
+        out[name] = bad[0] if bad else statistics.median(ts)
+    return out
+
+
 def main(argv) -> int:
     if "--worker" in argv:
         i = argv.index("--worker")
         worker(argv[i + 1], argv[i + 2].split(","), "--interpret" in argv, argv[i + 3])
         return 0
     interpret = "--interpret" in argv
+    rounds = 1
+    if "--rounds" in argv:
+        i = argv.index("--rounds")
+        rounds = int(argv[i + 1])
+        argv = argv[:i] + argv[i + 2:]
     which = [a for a in argv if not a.startswith("--")] or ALL
+    runs: dict = {"jax": [], "mjax": []}
     with tempfile.TemporaryDirectory() as tmp:
-        t_jax = _run("jax", os.path.join(tmp, "jax.npz"), which, interpret)
-        t_mjax = _run("mjax", os.path.join(tmp, "mjax.npz"), which, interpret)
+        for _ in range(rounds):
+            for lib in runs:
+                runs[lib].append(_run(lib, os.path.join(tmp, f"{lib}.npz"), which, interpret))
+        t_jax, t_mjax = (_median_times(runs[lib]) for lib in ("jax", "mjax"))
         r_jax = dict(np.load(os.path.join(tmp, "jax.npz"))) if t_jax else {}
         r_mjax = dict(np.load(os.path.join(tmp, "mjax.npz"))) if t_mjax else {}
     print(f"{'kernel':<22} {'max |mjax - jax|':>18} {'jax ms':>9} {'mjax ms':>9} "
