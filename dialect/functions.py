@@ -7,20 +7,36 @@ of given types, renaming a symbol's uses.
 """
 from __future__ import annotations
 
-import contextlib
-
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func
 
 from mjax.dialect.context import context
 
 
-@contextlib.contextmanager
-def building():
-    """The context and an unknown location, entered: what making IR needs."""
-    ctx = context()
-    with ctx, ir.Location.unknown(ctx):
-        yield
+class building:
+    """The context and an unknown location, entered: what making IR needs (`with
+    building():`; a class, not a generator: tracing enters it a few times per op)."""
+
+    __slots__ = ("_entered",)
+
+    def __enter__(self):
+        ctx = context()
+        ctx.__enter__()
+        try:
+            loc = ir.Location.unknown(ctx)
+            loc.__enter__()
+        except BaseException:
+            ctx.__exit__(None, None, None)
+            raise
+        self._entered = (ctx, loc)
+
+    def __exit__(self, *exc):
+        ctx, loc = self._entered
+        try:
+            loc.__exit__(*exc)
+        finally:
+            ctx.__exit__(*exc)
+        return False
 
 
 def new_module():

@@ -170,14 +170,19 @@ class _Split:
         rule handles are described by their sources (mjax.ad.staging.stable_rules)."""
         # (a custom_vjp's bwd is traced as the linear part lowers, at the first call of
         # each vjp's pullback: a shared split would trace it once in all)
-        identity = program_identity(traced.module, (_USER_PRIMITIVE, _CUSTOM_VJP))
+        try:
+            rest = (self.diff_args, self.diff_results, tuple(traced.arg_avals),
+                    tuple(traced.capture_avals), traced.out_tree, tuple(traced.out_avals),
+                    config.trace_state())
+            hash(rest)
+        except TypeError:
+            return None
+        identity = program_identity(traced.module, (_USER_PRIMITIVE, _CUSTOM_VJP),
+                                    hint=("linear_split", self.kind, rest))
         if identity is None:
             return None
+        program = ("linear_split", self.kind, *identity, *rest)
         try:
-            program = ("linear_split", self.kind, *identity, self.diff_args,
-                       self.diff_results, tuple(traced.arg_avals),
-                       tuple(traced.capture_avals), traced.out_tree, tuple(traced.out_avals),
-                       config.trace_state())
             hash(program)
         except TypeError:
             return None

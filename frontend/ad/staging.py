@@ -8,6 +8,7 @@ import contextlib
 import copy
 import functools
 import hashlib
+import io
 import re
 import threading
 
@@ -237,11 +238,17 @@ class _Retraced(Jitted):
               mesh_layout=None, flat=None):
         # (`_call` never finds `key` in self._cache, which stays empty: it comes here.)
         with self._fill_lock:
-            traced = self._trace(dyn_args, dyn_kwargs, static_key, n_args, flat)
-            program = _program_key(key, traced, mesh_layout)
+            traced = trace_function(self._bind_static(static_key, n_args), dyn_args,
+                                    dyn_kwargs, flat=flat)
+            # The module is named as JAX names it (name_as_jax) only when it is compiled:
+            # the names are the jit's name and its arguments' (from the structure in
+            # `key`), so the key holds them in place of the named module's text.
+            names = (self._name, tuple(arg_names(self.fun, traced.in_tree, static_key)))
+            program = _program_key((key, names), traced, mesh_layout)
             entry = recall_program(program) if program is not None else None
             if entry is not None:
                 return _rebound(entry, traced, self._backend)
+            name_as_jax(traced.module, *names)
             self._pending = traced
             runs = custom_rules.rule_runs()
             try:
@@ -307,12 +314,54 @@ def stable_rules(text: str):
     return text, tuple(keys)
 
 
-def program_identity(module, refused=(_USER_PRIMITIVE,)):
+def program_identity(module, refused=(_USER_PRIMITIVE,), hint=None):
     """(a digest of the module's canonical text, its custom rules' sources) for a table
     key, or None when the program must not be reused: it holds an op of `refused` (a
     user primitive: its Python rules run as the passes lower it, at each call as in
     JAX), or a rule handle `stable_rules` cannot describe. (A digest: the table must not
-    hold every program's text.)"""
+    hold every program's text.)
+
+    A module identical to one seen before (the same bytecode: MLIR's exact serialization,
+    locations included, which the printer takes twice as long to write) has the identity
+    found then; `_identity_of_text` finds it from the text the first time. Identities
+    with custom rule handles (they hold what the handles' sources are now) and refusals
+    are not remembered; after one, calls with the same `hint` (the jit key) go straight
+    to the text."""
+    if hint is not None and hint in _TEXT_ONLY:
+        return _identity_of_text(module, refused)
+    try:
+        blob = io.BytesIO()
+        module.operation.write_bytecode(blob)
+        blob = blob.getvalue()
+    except Exception:   # noqa: BLE001 - (no bytecode for it: the text alone)
+        return _identity_of_text(module, refused)
+    seen = (refused, hashlib.blake2b(blob, digest_size=32).digest())
+    identity = _IDENTITIES.get(seen)
+    if identity is None:
+        identity = _identity_of_text(module, refused)
+        if identity is not None and not identity[1]:
+            _bounded_put(_IDENTITIES, seen, identity)
+        elif hint is not None:
+            _bounded_put(_TEXT_ONLY, hint, None)
+    return identity
+
+
+def _bounded_put(table: dict, key, value) -> None:
+    if len(table) >= _MAX_IDENTITIES:
+        table.clear()
+    table[key] = value
+
+
+# (refused ops, the digest of a module's bytecode) -> its program_identity; and the
+# hints of calls whose identity comes from the text alone (-> None)
+_IDENTITIES: dict = {}
+_TEXT_ONLY: dict = {}
+_MAX_IDENTITIES = 1024
+CLEARERS.extend([_IDENTITIES.clear, _TEXT_ONLY.clear])     # (jax.clear_caches)
+
+
+def _identity_of_text(module, refused):
+    """program_identity from the module's canonical text."""
     text = program_text(module)
     if any(op in text for op in refused):
         return None
@@ -330,7 +379,7 @@ def _program_key(key, traced, mesh_layout):
     layout asked (None: not to be reused: refs, user primitives)."""
     if any(type(a) is RefAval for a in (*traced.in_avals, *traced.capture_avals)):
         return None
-    identity = program_identity(traced.module)
+    identity = program_identity(traced.module, hint=key)
     if identity is None:
         return None
     try:

@@ -78,10 +78,14 @@ def trace_function(fun, args, kwargs, *, name="main", module=None,
                 for x in leaves]))
         in_avals = [aval_of_value(x) if not isinstance(x, ShapedArray) else x
                     for x in leaves]
-    if module is None:
+    fresh = module is None
+    if fresh:
         module = new_module()
     trace = Trace(module, name, [a.strip_weak_type() for a in in_avals],
                   visibility=visibility)
+    if fresh:    # (its one function is @name: what fresh_name would read from it)
+        numbered = _NUMBERED.search(name)
+        _NUMBERS[module] = (int(numbered.group(1)) + 1 if numbered else 0, 1)
     for t, a in zip(trace.args, in_avals):
         t.aval = a
     trace.sources = argument_sources(leaves)

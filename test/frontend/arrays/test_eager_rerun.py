@@ -468,3 +468,66 @@ def test_program_table_holds_custom_functions_weakly():
     assert any(isinstance(x, weakref.ref) and x() is made[0]() for x in held)
     assert not any(x is r() for x in held for r in made)
     _close(got, [make(jax, jnp, [])(X, np.float32(k)) for k in (1, 2, 2)])
+
+
+def test_call_sites_are_other_programs_and_each_is_found_again(lowerings):
+    # Locations are in the program (an error or a profile names the op's line): two
+    # lines are two programs; a line called again finds its own (the table of modules
+    # seen, by their bytecode, maps each to its text's identity).
+    def fv(x):
+        return mnp.sin(x) * 1.625 + x
+
+    def first(x):
+        return mjax.vmap(fv)(x)
+
+    def second(x):
+        return mjax.vmap(fv)(x)
+    before = lowerings[0]
+    got = [first(X), first(X), second(X), second(X2), first(X2)]
+    assert lowerings[0] - before == 2
+    want = np.sin(X) * 1.625 + X
+    want2 = np.sin(X2) * 1.625 + X2
+    _close(got, [want, want, want, want2, want2])
+
+
+def test_identity_from_bytecode_is_the_texts(monkeypatch):
+    from mjax.tracing.staging import trace_function
+    texts = [0]
+    original = ad_staging._identity_of_text
+
+    def counting(module, refused):
+        texts[0] += 1
+        return original(module, refused)
+    monkeypatch.setattr(ad_staging, "_identity_of_text", counting)
+
+    def f(x):
+        return mnp.cos(x) * 2.875
+
+    def f_elsewhere(x):     # (the same program at other lines: other locations)
+        return mnp.cos(x) * 2.875
+    a, b, other = (trace_function(h, (X,), {}).module for h in (f, f, f_elsewhere))
+    ids = [ad_staging.program_identity(m) for m in (a, b, other)]
+    assert ids[0] == ids[1] == original(b, (ad_staging._USER_PRIMITIVE,))
+    assert ids[2] != ids[0] and ids[2] == original(other, (ad_staging._USER_PRIMITIVE,))
+    assert texts[0] == 2         # (b was found by its bytecode)
+
+
+def test_eager_program_is_named_as_jax_when_compiled(monkeypatch):
+    # The module is named (jit_<name>, its arguments' locations) only when it is
+    # compiled; calls finding it compile nothing.
+    names = []
+    original = jitted_module.lower_to_stablehlo
+
+    def recording(module, *args, **kwargs):
+        text = module.operation.get_asm(enable_debug_info=True)
+        names.append((str(module.operation.attributes["sym_name"]),
+                      text.count('loc("args[0]")') > 0, text.count('loc("args[1]")') > 0))
+        return original(module, *args, **kwargs)
+    monkeypatch.setattr(jitted_module, "lower_to_stablehlo", recording)
+
+    def g(x, y):
+        return mnp.tanh(x) * y - 0.8125
+    for _ in range(3):
+        got = mjax.vmap(g)(X, X2)
+    assert names == [('"jit_vmap_impl"', True, True)]
+    _close([got], [np.tanh(X) * X2 - 0.8125])
