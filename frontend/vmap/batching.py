@@ -41,6 +41,15 @@ def broadcast_prefix(name: str, prefix, tree) -> list:
     return tree_util.prefix_entries(name, prefix, tree, _is_axis_leaf)
 
 
+def _in_axes_entries(in_axes, args, kwargs) -> list:
+    """broadcast_prefix of vmap's in_axes (keyword arguments mapped over axis 0) over the
+    arguments; for one axis for all (the common case, per call) without the walk."""
+    if _is_axis_leaf(in_axes):
+        return [in_axes] * len(tree_util.tree_leaves(args)) + \
+            [0] * len(tree_util.tree_leaves(kwargs))
+    return broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
+
+
 def _check_axes_spec(in_axes, out_axes):
     if not (in_axes is None or type(in_axes) in (int, tuple)):
         raise TypeError("vmap in_axes must be an int, None, or a tuple of entries "
@@ -292,7 +301,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                              f"function, but got len(in_axes)={len(in_axes)}, "
                              f"len(args)={len(args)}")
         leaves, tree = trace_trees.tree_flatten((args, kwargs))
-        axes = broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
+        axes = _in_axes_entries(in_axes, args, kwargs)
         if hitype_rules:
             check_vmap_hi(leaves, axes)
         avals = [_aval_unless_static(x, d, floats_static) for x, d in zip(leaves, axes)]
@@ -367,7 +376,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         # (called eagerly: the leaves that stay as they are, kept out of staged's jit)
         leaves = trace_trees.tree_leaves((args, kwargs))
         try:
-            axes = broadcast_prefix("vmap in_axes", (in_axes, 0), (args, kwargs))
+            axes = _in_axes_entries(in_axes, args, kwargs)
         except (ValueError, TypeError):
             return set()     # (vmap_impl reports it)
         return {i for i, (x, d) in enumerate(zip(leaves, axes))
