@@ -322,6 +322,15 @@ def _top_k_shard(avals_in, avals_out, *, k, axis=-1):
     return _keep_dims(rank, {axis % rank}, "top_k", 1, len(avals_out))
 
 
+@shard_rule(So.ApproxTopKOp)
+def _approx_top_k_shard(avals_in, avals_out, *, reduction_dimension, **params):
+    # As top_k: the reduction dimension stays whole (JAX refuses a sharded one), the
+    # others pass to both results.
+    rank = len(avals_in[0].shape)
+    return _keep_dims(rank, {reduction_dimension % rank}, "approx_top_k", 1,
+                      len(avals_out))
+
+
 # Families with no sharding rule: their values are left replicated (XLA decides), each
 # for a stated reason. Keyed by the op's dialect module, so a new op of these families
 # has its reason at once.

@@ -128,6 +128,18 @@ func.func @not_propagated_ops(%x: tensor<4x4xf32> {mjax.sharding = {mesh_axes = 
 
 // -----
 
+// approx_top_k, as top_k, keeps its reduction dimension whole: the row axis passes to
+// both results, the sharded reduced dimension does not.
+// CHECK-LABEL: func.func @approx_top_k_keeps_reduction_whole
+// CHECK:         "jaxpr.approx_top_k"
+// CHECK-SAME:    mjax.sharding = ["[{x}, {}]", "[{x}, {}]"]
+func.func @approx_top_k_keeps_reduction_whole(%x: tensor<8x50xf32> {mjax.sharding = {mesh_axes = ["x", "y"], mesh_shape = array<i64: 4, 2>, spec = ["x", "y"]}}) -> (tensor<8x4xf32>, tensor<8x4xi32>) {
+  %0:2 = "jaxpr.approx_top_k"(%x) {aggregate_to_topk = true, is_max_k = true, k = 4 : i64, recall_target = 9.500000e-01 : f64, reduction_dimension = 1 : i64, reduction_input_size_override = -1 : i64} : (tensor<8x50xf32>) -> (tensor<8x4xf32>, tensor<8x4xi32>)
+  return %0#0, %0#1 : tensor<8x4xf32>, tensor<8x4xi32>
+}
+
+// -----
+
 // Axes whose tile count does not divide a dimension are dropped (priority 4): 6 rows
 // over 4 devices stay whole after the reshape.
 // CHECK-LABEL: func.func @indivisible_dimension_dropped
