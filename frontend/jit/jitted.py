@@ -374,9 +374,15 @@ class Jitted:
         entry = self._cache.get(key)   # the hit path takes no lock
         if entry is None or donated is not None:
             # (after compiling, as JAX: an unusable donation warns first)
+            filled = entry is None
             entry = entry or self._fill(key, dyn_args, dyn_kwargs, static_key, len(args),
                                         donated, flat=(leaves, in_tree, avals))
-            deleted_on_first_call(self, key, leaves)
+            try:
+                deleted_on_first_call(self, key, leaves)
+            except RuntimeError:
+                if filled:    # (a failed first call caches nothing in JAX: the next call
+                    self._cache.pop(key, None)      # is a first call again)
+                raise
         if found is not None:
             found.append(entry)
         if entry.run is not None:

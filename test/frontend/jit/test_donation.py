@@ -112,6 +112,23 @@ def test_using_a_donated_array_raises_jax_error(use):
         "Buffer has been deleted or donated" in str(theirs))
 
 
+def test_a_failed_first_call_caches_nothing():
+    """A jnp function used before, given a donated array of a shape it has not seen: JAX's
+    first-call RuntimeError, at the next call too. (mjax's eager C path retries a failed
+    call in Python, which found the entry the failed call had cached, and raised
+    Execute()'s ValueError.)"""
+    import jax
+    import jax.numpy as jjnp
+    for J, np_ in ((mjax, jnp), (jax, jjnp)):
+        np_.sum(np_.ones(5))
+        np_.sum(np_.ones(5))
+        y = np_.ones(1013)
+        J.jit(lambda a: a + 1, donate_argnums=0)(y)
+        for _ in range(2):
+            with pytest.raises(RuntimeError, match=r"deleted with shape=float32\[1013\]"):
+                np_.sum(y)
+
+
 def test_cached_donating_calls_take_the_fast_path():
     # A loop feeding each result back donated: after the first calls, no Python of
     # jitted.py's general path runs (the fast path, C or Python, serves the call), each
