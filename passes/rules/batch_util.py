@@ -227,20 +227,26 @@ def _implicit_to(b: BatchBuilder, x: ir.Value, shape) -> ir.Value:
     return out
 
 
-def broadcast_batcher(b: BatchBuilder, op, args, dims, **params):
+def broadcast_batcher(b: BatchBuilder, op, args, dims, *, op_broadcasts=False, **params):
     """JAX's broadcast_batcher over the operands lax saw: when every non-scalar one is
     batched at one dim with one shape, the op runs there; otherwise every batch axis moves
     to the front (an unbatched operand gains a leading axis of size 1, a batched scalar
-    trailing ones), lax broadcasts the size-1 dims, and the output is batched at 0."""
-    views = [_lax_operand(b, x, d) for x, d in zip(args, dims)]
+    trailing ones), lax broadcasts the size-1 dims, and the output is batched at 0.
+    `op_broadcasts`: the op broadcasts scalars and size-1 dims itself (threefry2x32), so
+    its operands are taken as they are and given to it so."""
+    if op_broadcasts:
+        views = [(x, d, d is NOT_MAPPED and rank(x) == 0) for x, d in zip(args, dims)]
+    else:
+        views = [_lax_operand(b, x, d) for x, d in zip(args, dims)]
     x0, dim, _ = next(v for v in views if v[1] is not NOT_MAPPED)
     shape = aval_of(x0.type).shape
     # (a splat constant stands for a scalar literal only where no operand needs lax's
     # broadcasting; else it is an array, as jnp.ones_like's is in JAX)
     example = batched_shape(args[0], dims[0])
-    if batched_shape(x0, dim) == example and all(
+    if (op_broadcasts or batched_shape(x0, dim) == example) and all(
             s or (aval_of(x.type).shape == shape and d == dim) for x, d, s in views):
-        xs = [_implicit_to(b, x, shape) if s else x for x, d, s in views]
+        xs = [_implicit_to(b, x, shape) if s and not op_broadcasts else x
+              for x, d, s in views]
         outs = b.emit(op, *xs, **params)
         return outs, [dim] * len(outs)
     views = [(x, d, s and rank(x) == 0) for x, d, s in views]
@@ -260,8 +266,10 @@ def broadcast_batcher(b: BatchBuilder, op, args, dims, **params):
             xshape = aval_of(x.type).shape
             xs[i] = b.broadcast_in_dim(x, shape=tuple(xshape) + (1,) * (nd - rank(x)),
                                        broadcast_dimensions=tuple(range(rank(x))))
-    out_shape = (b.axis_size,) + tuple(example)
-    outs = b.emit(op, *(_implicit_to(b, x, out_shape) for x in xs), **params)
+    if not op_broadcasts:
+        out_shape = (b.axis_size,) + tuple(example)
+        xs = [_implicit_to(b, x, out_shape) for x in xs]
+    outs = b.emit(op, *xs, **params)
     return outs, [0] * len(outs)
 
 

@@ -30,7 +30,7 @@ from mjax.dialect.types import KeyType, aval_of
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import (NOT_MAPPED, batch_rule, bdim_to_front,
-                                          defvectorized, moveaxis)
+                                          broadcast_batcher, defvectorized, moveaxis)
 from mjax.passes.rules.dynamic_shapes import defining_op, dim_value
 from mjax.passes.rules.tables import BATCH, KEY_DATA, lowering, nan_checked
 
@@ -449,33 +449,8 @@ def _random_fold_in_batch(b, args, dims):
 
 @batch_rule(R.Threefry2x32Op)
 def _threefry2x32_batch(b, args, dims):
-    """JAX's broadcast_batcher (the op broadcasts its operands itself): when every
-    operand but unbatched scalars is batched at one dim with one shape, the op runs
-    there; otherwise the batch axes move to the front, an unbatched array gains a leading
-    axis of size 1, a batched scalar trailing ones, and the output is batched at 0."""
-    x0, dim = next((x, d) for x, d in zip(args, dims) if d is not NOT_MAPPED)
-    shape = _shape(x0)
-    if all(_shape(x) == shape and d == dim for x, d in zip(args, dims) if _shape(x)):
-        outs = b.emit(R.Threefry2x32Op, *args)
-        return outs, [dim] * len(outs)
-    xs = []
-    for x, d in zip(args, dims):
-        if not _shape(x):
-            xs.append(x)
-        elif d is NOT_MAPPED:
-            xshape = _shape(x)
-            xs.append(b.broadcast_in_dim(x, shape=(1,) + xshape,
-                                         broadcast_dimensions=tuple(range(1, len(xshape) + 1))))
-        else:
-            xs.append(moveaxis(b, x, d, 0))
-    nd = max(len(_shape(x)) for x in xs)
-    for i, (x, d) in enumerate(zip(xs, dims)):
-        r = len(_shape(x))
-        if d is not NOT_MAPPED and r < nd:
-            xs[i] = b.broadcast_in_dim(x, shape=_shape(x) + (1,) * (nd - r),
-                                       broadcast_dimensions=tuple(range(r)))
-    outs = b.emit(R.Threefry2x32Op, *xs)
-    return outs, [0] * len(outs)
+    # (JAX's broadcast_batcher; the op broadcasts its operands itself)
+    return broadcast_batcher(b, R.Threefry2x32Op, args, dims, op_broadcasts=True)
 
 
 @batch_rule(R.RngBitGeneratorOp)
