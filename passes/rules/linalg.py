@@ -34,8 +34,9 @@ from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front, moveaxis
 from mjax.passes.rules.linalg_ffi import (conj, gpu_solver_prefix, info_ok, lapack_call,
-                                         lapack_target, nan_unless, not_on_tpu, slice_matrix,
-                                         solver_call, tpu_linalg_here, uint8, xla_custom_call)
+                                         lapack_target, nan_unless, not_on_tpu, partial_subset,
+                                         slice_matrix, solver_call, tpu_linalg_here, uint8,
+                                         xla_custom_call)
 from mjax.passes.rules.linalg_gpu import eig_gpu
 from mjax.passes.rules.linalg_tpu import eigh_tpu_rule
 from mjax.passes.rules import linalg_svd  # noqa: F401  (svd's lowering rule)
@@ -67,7 +68,8 @@ def _lapack_here(ctx, dtype) -> bool:
 @lowering(L.CholeskyOp)
 def _cholesky_lower(ctx, a):
     aval = ctx.avals_in[0]
-    _ = platform_rules().lapack and lapack_target("potrf", aval.dtype)  # (JAX's error)
+    if platform_rules().lapack:     # (a type LAPACK lacks raises JAX's error)
+        lapack_target("potrf", aval.dtype)
     if _lapack_here(ctx, aval.dtype) and aval.shape[-1]:
         # On a CPU, LAPACK's potrf as JAX's lowering (XLA's own cholesky expands into a
         # loop many times slower); a batch it cannot factor becomes NaN.
@@ -252,7 +254,7 @@ def _eigh_lower(ctx, a, *, lower, sort_eigenvalues, subset_by_index=None, algori
             return [a, H.constant(0, w_aval.dtype, w_aval.shape)]
         return eigh_tpu_rule(ctx, a, lower, sort_eigenvalues, subset_by_index, algorithm)
     # JAX's CPU and GPU rule (_eigh_cpu_gpu_lowering), its errors in its order
-    if subset_by_index is not None and tuple(subset_by_index) != (0, aval.shape[-1]):
+    if partial_subset(subset_by_index, aval.shape[-1]):
         raise NotImplementedError("subset_by_index not supported on CPU and GPU")
     if algorithm == "qdwh":
         raise NotImplementedError("QDWH implementation is only supported on TPU")
@@ -584,8 +586,7 @@ def _eigh_jvp(b, primals, tangents, **params):
     (a,), (t,) = primals, tangents
     if t is None:
         return list(b.eigh(a, **params)), [None, None]
-    subset = params.get("subset_by_index")
-    if subset is not None and tuple(subset) != (0, _shape(a)[-1]):
+    if partial_subset(params.get("subset_by_index"), _shape(a)[-1]):
         raise NotImplementedError("Derivatives not defined for partial eigen decomposition.")
     # (JAX's rule decomposes symmetrize(a), whatever symmetrize_input asked)
     v, w = b.eigh(b.div(b.add(a, _H(b, a)), _const_like(b, a, 2)), **params)

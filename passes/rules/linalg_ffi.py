@@ -90,6 +90,11 @@ def tpu_linalg_here() -> bool:
     return platform_rules().tpu_linalg
 
 
+def partial_subset(subset_by_index, n: int) -> bool:
+    """Whether eigh's or svd's `subset_by_index` asks for less than all `n` values."""
+    return subset_by_index is not None and tuple(subset_by_index) != (0, n)
+
+
 def not_on_tpu(primitive: str) -> NotImplementedError:
     """The error JAX raises when lowering `primitive` for a TPU, where it has no rule."""
     return NotImplementedError(f"MLIR translation rule for primitive '{primitive}' not "

@@ -21,7 +21,7 @@ from mjax.dialect.ops import linalg as L
 from mjax.dialect.types import ShapedArray
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.linalg_ffi import (gpu_solver_prefix, info_ok, lapack_call, nan_unless,
-                                         tpu_linalg_here)
+                                         partial_subset, tpu_linalg_here)
 from mjax.passes.rules.linalg_gpu import svd_gpu
 from mjax.passes.rules.linalg_tpu import svd_tpu
 from mjax.passes.rules.tables import lowering
@@ -54,7 +54,7 @@ def _svd_lower(ctx, a, *, full_matrices, compute_uv, subset_by_index=None, algor
         if k == 0:
             return _empty_svd(ctx)
         return svd_tpu(ctx, a, full_matrices, compute_uv, subset_by_index)
-    if subset_by_index is not None and tuple(subset_by_index) != (0, k):
+    if partial_subset(subset_by_index, k):
         raise NotImplementedError("subset_by_index not implemented for CPU and GPU")
     if k == 0:
         return _empty_svd(ctx)

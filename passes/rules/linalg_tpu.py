@@ -26,7 +26,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax.dialect.symbols import functions, module_body
 from mjax.passes.rules import hlo as H
 from mjax.passes.ir_util import callee_of, clone_into, entry_block, nested_ops
-from mjax.passes.rules.linalg_ffi import xla_custom_call
+from mjax.passes.rules.linalg_ffi import partial_subset, xla_custom_call
 
 # The largest matrix XLA's TPU Jacobi eigensolver takes in JAX's default TPU eigh; larger
 # ones go through JAX's QDWH spectral divide and conquer (jax/_src/tpu/linalg/eigh.py).
@@ -114,8 +114,7 @@ def eigh_tpu_rule(ctx, a, lower: bool, sort_eigenvalues: bool, subset_by_index,
     if algorithm == "qr":
         raise NotImplementedError("QR algorithm is not supported on TPU")
     n = ctx.avals_in[0].shape[-1]
-    whole = subset_by_index is None or tuple(subset_by_index) == (0, n)
-    if algorithm == "qdwh" and (n > TPU_JACOBI_MAX or not whole):
+    if algorithm == "qdwh" and (n > TPU_JACOBI_MAX or partial_subset(subset_by_index, n)):
         return eigh_tpu(ctx, a, lower, sort_eigenvalues, subset_by_index)
     config = f"{int(bool(lower))},{int(bool(sort_eigenvalues))},100,1e-6"
     return xla_custom_call("Eigh", [a], list(ctx.avals_out), backend_config=config)
