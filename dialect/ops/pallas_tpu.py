@@ -89,6 +89,9 @@ def _starts(op: str, what: str, avals, n: int) -> None:
 
 
 DYNAMIC_SIZE = -1   # a `sizes` entry known when the kernel runs (its value an operand)
+# The mark on the add of chained views' starts on one dim (the frontend's Ref.resolve
+# folds them; the TPU lowering takes the terms apart again: passes/mosaic/types.py)
+VIEW_START = "mjax.view_start"
 
 
 def n_dynamic(sizes) -> int:
@@ -504,6 +507,6 @@ PRNG_OPS = (PrngSeedOp, PrngRandomBitsOp)
 DMA_OPS = (DmaStartOp, DmaWaitOp)
 SEMAPHORE_OPS = (SemaphoreSignalOp, SemaphoreWaitOp, SemaphoreReadOp)
 
-__all__ = ["DMA_OPS", "DYNAMIC_SIZE", "n_dynamic", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "PRNG_OPS", "PrngRandomBitsOp", "PrngSeedOp", "RollOp",
+__all__ = ["DMA_OPS", "DYNAMIC_SIZE", "VIEW_START", "n_dynamic", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "PRNG_OPS", "PrngRandomBitsOp", "PrngSeedOp", "RollOp",
            "RunScopedOp", "SEMAPHORE_OPS",
            "SemaphoreOp", "fold_view", "view_levels", "SemaphoreReadOp", "SemaphoreSignalOp", "SemaphoreWaitOp"]

@@ -15,6 +15,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import arith, vector
 
+from mjax.dialect.ops.pallas_tpu import VIEW_START
 from mjax.passes.kernel_lowering.types import (aval_out, avals_in, element_type,
                                                is_float, is_unsigned)
 
@@ -34,7 +35,6 @@ class Const:
         return tuple(self.value.shape)
 
 
-VIEW_START = "mjax.view_start"   # (frontend/experimental/pallas/ref.py marks the add)
 _VIEW_USERS = ("jaxpr.ref_get", "jaxpr.ref_swap", "jaxpr.masked_load", "jaxpr.masked_swap",
                "jaxpr.ref_addupdate")
 
@@ -206,4 +206,4 @@ def materialize(x, dtype=None) -> ir.Value:
 __all__ = ["BlockRef", "Const", "MosaicLoweringError", "aval_out", "avals_in", "elt_type",
            "expand_ref", "full", "index", "is_float", "is_unsigned", "materialize",
            "memory_space", "ref_space", "ref_type", "scalar_attr", "shape_of", "view_start",
-           "vtype", "ViewStart", "VIEW_START"]
+           "vtype", "ViewStart"]

@@ -14,7 +14,7 @@ import numpy as np
 
 from mjax import lax
 from mjax.tracing.core import Tracer
-from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE
+from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE, VIEW_START
 from mjax.dialect.values import defining_op_of, set_attr
 from mjax.dialect.types import RefAval, short_dtype_name
 from mjax.experimental.pallas import primitives
@@ -101,9 +101,6 @@ def normalize_index(idx, shape) -> list[tuple]:
     return out
 
 
-VIEW_START = "mjax.view_start"
-
-
 def _view_start(total):
     """`total`, the add of two views' starts on one dim, its op marked VIEW_START: the
     TPU lowering takes the views' starts apart again where an access goes through the
@@ -122,6 +119,27 @@ def _as_i32(x):
     return x
 
 
+class _StateOps:
+    """What mjax.ref.get/swap/addupdate do with a kernel's ref (`Ref._state_ops`): the
+    ref ops `ref[idx]` binds; an index of None or () is the whole ref."""
+
+    @staticmethod
+    def _whole(idx):
+        return ... if idx is None or idx == () else idx
+
+    @classmethod
+    def get(cls, ref, idx):
+        return primitives.load(ref, cls._whole(idx))
+
+    @classmethod
+    def swap(cls, ref, idx, value):
+        return primitives.swap(ref, cls._whole(idx), value)
+
+    @classmethod
+    def addupdate(cls, ref, idx, value):
+        primitives.addupdate(ref, cls._whole(idx), value)
+
+
 class Ref:
     """A kernel's mutable buffer (or a view of one through `.at[...]`).
 
@@ -129,6 +147,7 @@ class Ref:
     value. JAX: a Pallas kernel's Ref / TransformedRef."""
 
     __slots__ = ("tracer", "index", "views")
+    _state_ops = _StateOps     # (what mjax.ref.get/swap/addupdate do with a kernel's ref)
 
     def __init__(self, tracer: Tracer, index=None, views=None):
         self.tracer = tracer          # the buffer: a traced memref value
@@ -286,30 +305,6 @@ class Ref:
 
     def __bool__(self):
         raise TypeError(f"{self!r} is a ref, not an array: read it with ref[...] first")
-
-
-class _StateOps:
-    """What mjax.ref.get/swap/addupdate do with a kernel's ref (`Ref._state_ops`): the
-    ref ops `ref[idx]` binds; an index of None or () is the whole ref."""
-
-    @staticmethod
-    def _whole(idx):
-        return ... if idx is None or idx == () else idx
-
-    @classmethod
-    def get(cls, ref, idx):
-        return primitives.load(ref, cls._whole(idx))
-
-    @classmethod
-    def swap(cls, ref, idx, value):
-        return primitives.swap(ref, cls._whole(idx), value)
-
-    @classmethod
-    def addupdate(cls, ref, idx, value):
-        primitives.addupdate(ref, cls._whole(idx), value)
-
-
-Ref._state_ops = _StateOps
 
 
 class _At:
