@@ -21,6 +21,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax.dialect.dtype_rules import is_bool
 from mjax.dialect.ops import windowed as W
 from mjax.dialect.ops.convolution import dilate_dim
+from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import batch_rule, bdim_to_front
@@ -97,7 +98,7 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
     lows, highs = [lo for lo, _ in padding], [hi for _, hi in padding]
     padded_shape = tuple(d + lo + hi for d, lo, hi in zip(aval.shape, lows, highs))
     if not platform_rules().expand_scatter_padding:
-        if min(padded_shape, default=0) < 0:
+        if _negative_size(padded_shape):
             # (XLA's TPU compiler aborts the process on such an op, JAX's program too;
             # raise the CPU's error instead)
             raise _PaddingValueError(
@@ -114,7 +115,7 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
     if min(lows + highs, default=0) < 0:
         # (JAX's lax.pad refuses a negative size, ValueError; else its slice a negative
         # start or a limit past the padded size, TypeError)
-        raise (_PaddingValueError if min(padded_shape) < 0 else _PaddingTypeError)(
+        raise (_PaddingValueError if _negative_size(padded_shape) else _PaddingTypeError)(
             ctx.op, f"select_and_scatter_add with negative padding {tuple(padding)} of "
             f"shape {tuple(aval.shape)}: the operand padded to {padded_shape} is sliced "
             "back out of range")
@@ -129,6 +130,13 @@ def _select_and_scatter_add_lower(ctx, source, operand, *, select_prim, window_d
     if unpadded:
         return op.results[0]
     return H.slice_(ctx.op, op.results[0], lows, [lo + d for lo, d in zip(lows, aval.shape)])
+
+
+def _negative_size(shape) -> bool:
+    """Whether a padded operand has a negative size. Only constant sizes are checked: a
+    symbolic one (a shape-polymorphic export) is known at the call, and comparing it with
+    the others (min(shape)) is inconclusive (JAX checks none of them)."""
+    return any(d < 0 for d in shape if not is_symbolic_dim(d))
 
 
 class _PaddingValueError(PassError, ValueError):

@@ -139,3 +139,51 @@ def test_registered_namedtuples_and_custom_nodes_serialize_both_ways():
     Other = collections.namedtuple("Other", ["a"])
     with pytest.raises(ValueError, match="unregistered type"):
         export.export(mjax.jit(lambda o: o))(Other(np.float32(1))).serialize()
+
+
+def _cnn_padded_pool(lib, params, x):
+    (w1,) = params
+    y = lib.lax.conv_general_dilated(x, w1, (1, 1), "SAME",
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    y = lib.lax.reduce_window(y, -np.inf, lib.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+    return y.reshape((y.shape[0], -1)).sum(1)
+
+
+PADDED_POOL = ([RNG.normal(size=(3, 3, 1, 4)).astype(np.float32)], CNN[1], _cnn_padded_pool)
+_KEY_OPS = ("convolution", "dot_general", "reduce_window", "select_and_scatter", "pad",
+            "slice", "reduce")
+
+
+def _key_ops(text):
+    import collections
+    import re
+    counts = collections.Counter(re.findall(r"\bstablehlo\.([a-z_]+)\b", text))
+    scatter_pads = re.findall(r'"stablehlo\.select_and_scatter".*?padding = (dense<[^>]*>)',
+                              text)
+    return {op: counts[op] for op in _KEY_OPS}, scatter_pads
+
+
+@pytest.mark.parametrize("model", [PADDED_POOL, CNN, MLP], ids=["padded_pool", "cnn", "mlp"])
+def test_shape_polymorphic_exports_for_a_tpu_lower_as_jax(model):
+    """Exported for a TPU from any host with a symbolic batch, as on the chip (mjax's default
+    platform there): the TPU's select_and_scatter_add form (the op pads; no pad and slice
+    around it) once compared the padded sizes, the batch 'b' among them, and raised
+    InconclusiveDimensionOperation ('b' > '8') exporting the pooling gradient (the vjp).
+    Both libraries export, with the same key ops and select_and_scatter padding, primal
+    and vjp, and JAX reads mjax's module back as a TPU one with a symbolic batch."""
+    params, batch, fun = model
+    exported = {}
+    for lib in (mjax, jax):
+        (b,) = lib.export.symbolic_shape("b")
+        spec = lib.ShapeDtypeStruct((b,) + batch(1).shape[1:], np.float32)
+        exported[lib] = lib.export.export(lib.jit(lambda p, x, lib=lib: fun(lib, p, x)),
+                                          platforms=["tpu"])(params, spec)
+    mine, theirs = exported[mjax], exported[jax]
+    assert tuple(mine.platforms) == ("tpu",)
+    assert _key_ops(mine.mlir_module()) == _key_ops(theirs.mlir_module())
+    assert _key_ops(mine.vjp().mlir_module()) == _key_ops(theirs.vjp().mlir_module())
+    restored = jax.export.deserialize(mine.serialize(vjp_order=1))
+    assert tuple(restored.platforms) == ("tpu",)
+    assert str(restored.in_avals[-1]).startswith("float32[b,")
+    x_index = len(jax.tree.leaves(params))
+    assert str(restored.vjp().in_avals[x_index]).startswith("float32[b,")
