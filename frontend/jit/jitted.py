@@ -617,14 +617,15 @@ class Jitted:
         out_avals = traced.out_avals + ref_slots(entry, traced, self.fun)
         kinds = self._memory_kinds(flat[0] if flat is not None else (dyn_args, dyn_kwargs),
                                    None, traced)   # (before lowering)
-        backend = get_backend(self._backend)
+        devs = None if config.read("jax_default_device") is None else [default_device()]
+        backend_name = self._backend_for(devs)
+        backend = get_backend(backend_name)
         finishing = finishing_passes(backend, layout_api.layout_modes_pass(
             self._layouts, traced), memory_kinds.memory_kinds_pass(*kinds, backend.platform))
         printed = lower_to_stablehlo(traced.module, donated=donated, out_avals=out_avals,
                                      user_passes=self._user_passes(),
                                      aliases=ref_aliases(entry, traced),
-                                     backend=self._backend, finishing=finishing)
-        devs = None if config.read("jax_default_device") is None else [default_device()]
+                                     backend=backend_name, finishing=finishing)
         entry.executable = compile_printed(printed, backend, devs, out_avals=out_avals,
                                            options=xla_compile_options(
                                                self._compiler_options))
@@ -632,10 +633,20 @@ class Jitted:
                    time.perf_counter() - start)
         entry.const_bufs = [c._buf if isinstance(c, Array) else
                             None if type(aval_of_value(c)) is RefAval else  # (per call)
-                            get_backend(self._backend).put(to_numpy(c))
+                            backend.put(to_numpy(c))
                             for c in traced.captured]
         entry.enable_fast_call()
         return entry
+
+    def _backend_for(self, devs) -> str | None:
+        """The backend that compiles a call placed on `devs` (jax_default_device's): the
+        jit's own, unless the device is another platform's (the host CPU beside an
+        accelerator, by jit(device=) or committed operands), whose backend compiles and
+        runs it, as in JAX."""
+        platform = getattr(devs[0], "platform", None) if devs else None
+        if platform is not None and platform != get_backend(self._backend).platform:
+            return platform
+        return self._backend
 
     def _compile_spmd(self, traced, entry, donated, in_shardings, mesh,
                       leaves=()) -> _CacheEntry:

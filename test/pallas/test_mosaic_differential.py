@@ -132,11 +132,20 @@ def _cpu_as_v5e():
             tpu_info.get_tpu_info.cache_clear()
 
 
-def jax_lowering(name):
+def jax_tpu_text(f, avals, export=False) -> str:
+    """JAX's module of `f` for the TPU: its export (the forward-compatible form, serde
+    version 11), or its jit lowered for the TPU (the same form on a CPU machine; on the
+    chip, the form for the chip's libtpu: mjax's jit lowers that too)."""
+    if export:
+        return jax.export.export(jax.jit(f), platforms=["tpu"])(*avals).mlir_module()
+    return jax.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text()
+
+
+def jax_lowering(name, export=False):
     f, shapes = JAX_KERNELS[name]
     avals = [jax.ShapeDtypeStruct(s, d) for s, d in shapes]
     with _cpu_as_v5e() if name in RANK1_BLOCKS else contextlib.nullcontext():
-        text = jax.export.export(jax.jit(f), platforms=["tpu"])(*avals).mlir_module()
+        text = jax_tpu_text(f, avals, export)
     with context():
         module = ir.Module.parse(text)      # (held: its ops die with it)
         (call,) = custom_calls(module)
@@ -237,7 +246,7 @@ def mjax_export_lowering(name):
 
 @pytest.mark.parametrize("name", sorted(EXACT))
 def test_mjax_export_for_tpu_matches_jax(name):
-    _, (jax_config, jax_text) = jax_lowering(name)
+    _, (jax_config, jax_text) = jax_lowering(name, export=True)
     _, (mjax_config, mjax_text) = mjax_export_lowering(name)
     with context():
         assert mjax_config == jax_config

@@ -179,9 +179,9 @@ def _broadcast_kernel(name, lib):
 def test_broadcast_hash_mosaic_is_jaxs(name):
     from jaxlib.mlir import ir
     from mjax.dialect.context import context
-    from test_mosaic_differential import _diff, custom_calls, decode, normalize
-    text = jax.export.export(jax.jit(_broadcast_kernel(name, "jax")), platforms=["tpu"])(
-        *[jax.ShapeDtypeStruct(s, d) for s, d in _BROADCAST_ARGS]).mlir_module()
+    from test_mosaic_differential import _diff, custom_calls, decode, jax_tpu_text, normalize
+    text = jax_tpu_text(_broadcast_kernel(name, "jax"),
+                        [jax.ShapeDtypeStruct(s, d) for s, d in _BROADCAST_ARGS])
     mtext = mjax.jit(_broadcast_kernel(name, "mjax")).trace(
         *[mjax.ShapeDtypeStruct(s, d) for s, d in _BROADCAST_ARGS]).lower(
         lowering_platforms=("tpu",)).as_text()

@@ -38,11 +38,19 @@ def _no_failed_run_left_behind():
     runtime/host_effects). A test that checks a callback's error, raised when the result
     is read, leaves a failed token, and the next test's effects_barrier would raise that
     error again (test_result_checks_match_jax, then
-    test_unused_pure_callback_is_removed_effectful_ones_are_not), in jax as in mjax."""
+    test_unused_pure_callback_is_removed_effectful_ones_are_not), in jax as in mjax.
+    mjax's barrier raises such an error once; jax keeps the failed token (its barrier
+    raises before it clears its set), so here it is dropped by hand."""
     yield
     for name, (lib, np_, _) in LIBS.items():
         _SETTLE[name](np_.float32(0)).block_until_ready()
-        lib.effects_barrier()
+        try:
+            lib.effects_barrier()
+        except RuntimeError:
+            if lib is not jax:
+                raise
+            from jax._src import dispatch
+            dispatch.runtime_tokens.clear()
 
 
 def assert_trees_close(got, want):
@@ -239,6 +247,7 @@ def test_ordered_effects_keep_order_through_control_flow():
             io_cb(rec("after"), sd, x * 3, ordered=True)
             return x
         f(np_.float32(1), np_.arange(3.0))
+        lib.effects_barrier()       # (on a TPU the callbacks run beside the program)
         return log
     got, want = both(program)
     assert got == want == ["before", "loop", "loop", "loop", "branch", "after"]

@@ -7,7 +7,7 @@ import pytest
 import scipy.special as osp
 
 import mjax
-from frontend_util import check
+from frontend_util import check, tol
 import mjax.numpy as jnp
 import mjax.scipy.special as msp
 
@@ -26,8 +26,10 @@ def test_unary_matches_jax_and_scipy(name):
     x = UNARY[name]
     got = getattr(msp, name)(x)
     check(got, getattr(jsp, name)(x), rtol=2e-5)
+    # (float32 against float64 SciPy: the TPU's log and division are less exact, in JAX's
+    # values as in mjax's, compared above)
     np.testing.assert_allclose(np.asarray(got), getattr(osp, name)(x.astype(np.float64)),
-                               rtol=1e-4, atol=1e-5)
+                               rtol=tol(1e-4, 1e-3), atol=1e-5)
 
 
 def test_integer_arguments_promote_to_float():
