@@ -36,6 +36,7 @@ from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.rules.export import _clone_functions
 from mjax.passes.weak_cotangents import cotangent_weak_table
 from mjax.runtime import get_backend
+from mjax.specs import memory_kinds
 from mjax.tracing.staging import call_args, emit_call, trace_function
 
 
@@ -133,13 +134,19 @@ class _Split:
         # whose final values (extra results) the forward run writes back. (Such a
         # program is split and compiled at each call.)
         refs = [i for i, x in enumerate(self.args) if type(aval_of_value(x)) is RefAval]
-        program = None if refs else self._program_key(traced)
+        bufs = [x._buf if isinstance(x, Array) else
+                self.args[i]._buffer_value()._buf if i in refs else
+                get_backend().put(to_numpy(x)) for i, x in enumerate(self.args)]
+        # (the forward program's parameters in its arguments' memory: a TPU runs a
+        # program only on buffers in the memory its parameters were compiled for)
+        kinds = memory_kinds.buffer_kinds(bufs, get_backend())
+        program = None if refs else self._program_key(traced, kinds)
         entry = recall_program(program) if program is not None else None
         if entry is None:
             runs = custom_rules.rule_runs()
             with concrete.running_now():
                 entry = _SplitEntry(traced, self.kind, self.diff_args, self.diff_results,
-                                    refs)
+                                    refs, kinds)
             # (a split that traced Python rules: JAX runs them at each call, as here)
             if (program is not None and entry.unevaluable is None
                     and custom_rules.rule_runs() == runs):
@@ -148,9 +155,6 @@ class _Split:
         self._entry = entry
         self.n_out, self.linear_name = entry.n_out, entry.linear_name
         self.res_spec, self.res_avals = entry.res_spec, entry.res_avals
-        bufs = [x._buf if isinstance(x, Array) else
-                self.args[i]._buffer_value()._buf if i in refs else
-                get_backend().put(to_numpy(x)) for i, x in enumerate(self.args)]
         res = execute(entry.fwd_exe, bufs, None, self.args)
         n = len(traced.out_avals)
         self.outs = [Array(b, a) for b, a in zip(res[:n], traced.out_avals)]
@@ -162,10 +166,11 @@ class _Split:
                            zip(self.residuals, self.res_avals, self.res_spec) if k is None]
         self.traced = None     # (the module may have been split in place: the entry's text)
 
-    def _program_key(self, traced):
+    def _program_key(self, traced, kinds=None):
         """What decides the split and its executables: the module's text (functions named
-        canonically), the avals (weak types are not in the text), what is differentiated
-        and the trace state; None where it must not be reused (user primitives, custom_vjp:
+        canonically), the avals (weak types are not in the text), the memory kinds of the
+        arguments (`kinds`: memory_kinds.buffer_kinds), what is differentiated and the
+        trace state; None where it must not be reused (user primitives, custom_vjp:
         their Python rules run as the passes lower them, on each call as in JAX). Custom
         rule handles are described by their sources (mjax.ad.staging.stable_rules)."""
         # (a custom_vjp's bwd is traced as the linear part lowers, at the first call of
@@ -173,7 +178,7 @@ class _Split:
         try:
             rest = (self.diff_args, self.diff_results, tuple(traced.arg_avals),
                     tuple(traced.capture_avals), traced.out_tree, tuple(traced.out_avals),
-                    config.trace_state())
+                    kinds, config.trace_state())
             hash(rest)
         except TypeError:
             return None
@@ -195,10 +200,13 @@ class _Split:
         # vjp's bwd takes (residuals, cotangents); linearize's lin (tangents, residuals).
         bufs = (_buffers(residuals, self.res_avals) + bufs if self.kind == "vjp"
                 else bufs + list(self.residuals))
+        # (compiled for the memory of the buffers it runs on: residuals and inputs in
+        # host memory are parameters in host memory, as the forward program's arguments)
+        exe = self._entry.linear_exe(memory_kinds.buffer_kinds(bufs, get_backend()))
         # (waits for the program where its callbacks run beside it: their errors are
         # raised here, as JAX's eager checks raise them)
         with errors_for_caller():
-            return execute(self._entry.linear_exe(), bufs, out_avals, inputs)
+            return execute(exe, bufs, out_avals, inputs)
 
 
 class _SplitEntry:
@@ -206,9 +214,12 @@ class _SplitEntry:
     vjps/linearizes of the same program share (the linear part compiles when first
     called: a custom_vjp's bwd is traced then, as JAX runs it only when the pullback is
     called; a linearized custom_vjp function's linear map cannot run: calling it raises
-    JAX's TypeError, as there)."""
+    JAX's TypeError, as there). Each program's parameters are in the memory of the
+    buffers it runs on (`kinds`, memory_kinds.buffer_kinds; None where no host memory is
+    in use): the linear part is compiled for each set of memory kinds it is called
+    with."""
 
-    def __init__(self, traced, kind, diff_args, diff_results, refs):
+    def __init__(self, traced, kind, diff_args, diff_results, refs, kinds=None):
         split = vjp_functions if kind == "vjp" else linearize_functions
         name = traced.name
         if refs:
@@ -230,30 +241,35 @@ class _SplitEntry:
         self.name = traced.name
         self.text = str(traced.module)     # @f is still in it, unchanged
         self.unevaluable = getattr(info, "unevaluable", None)
-        self.fwd_exe = self._compile(info.fwd)
-        self._linear_exe = None
+        self.fwd_exe = self._compile(info.fwd, kinds)
+        self._linear_exes = {}     # (memory kinds of its arguments -> executable)
         self._lock = threading.Lock()
         self.program = None     # (its key in the table of programs, once stored there)
 
-    def _compile(self, callee):
+    def _compile(self, callee, kinds=None):
         with context(), ir.Location.unknown(context()):
             module = ir.Module.parse(self.text)
             out_avals = _add_main(module, callee)
         backend = get_backend()
-        printed = lower_to_stablehlo(module, finishing=finishing_passes(backend))
+        printed = lower_to_stablehlo(module, finishing=finishing_passes(
+            backend, memory_kinds=memory_kinds.memory_kinds_pass(kinds, (),
+                                                                 backend.platform)))
         return compile_printed(printed, backend, out_avals=out_avals)
 
-    def linear_exe(self):
+    def linear_exe(self, kinds=None):
+        """The linear part's executable for arguments in memories `kinds`."""
         if self.unevaluable is not None:
             raise self.unevaluable
-        if self._linear_exe is None:
+        exe = self._linear_exes.get(kinds)
+        if exe is None:
             with self._lock:
-                if self._linear_exe is None:
+                exe = self._linear_exes.get(kinds)
+                if exe is None:
                     runs = custom_rules.rule_runs()
                     with concrete.running_now():
-                        exe = self._compile(self.linear_name)
+                        exe = self._compile(self.linear_name, kinds)
                     if custom_rules.rule_runs() == runs:
-                        self._linear_exe = exe
+                        self._linear_exes[kinds] = exe
                         return exe
                     # It traced Python rules (a custom_vjp's bwd): JAX runs them at each
                     # call of the pullback, so the linear part is lowered again at each
@@ -262,7 +278,7 @@ class _SplitEntry:
                     if self.program is not None:
                         forget_program(self.program, self)
                     return exe
-        return self._linear_exe
+        return exe
 
 
 def _buffers(values, avals) -> list:

@@ -116,6 +116,18 @@ def host_kinds(leaves) -> tuple | None:
     return kinds if any(k in HOST_KINDS for k in kinds) else None
 
 
+def buffer_kinds(bufs, backend) -> tuple | None:
+    """The memory kind of each of the buffers `bufs` of `backend` handed to a program,
+    host memory being in use (else None): what its parameters must be compiled for (a
+    TPU refuses a buffer in another memory: E0102 RuntimeProgramInputMismatch). For the
+    programs mjax compiles from a traced function's parts (an eager vjp's forward and
+    linear parts), whose arguments' memory the buffers alone tell."""
+    kind = getattr(backend, "memory_kind", None)
+    if not HOST_MEMORY_IN_USE[0] or kind is None:
+        return None
+    return tuple(kind(b) for b in bufs)
+
+
 def argument_kinds(leaves, shardings, uncommitted=None) -> list[str | None]:
     """The memory kind of each argument of a jit call: its array's, which the kind of its
     sharding in `in_shardings` (None where not given) must equal, as in JAX; for an

@@ -207,3 +207,75 @@ def test_grad_inside_jit_prints_the_move_back():
         text = str(J.make_jaxpr(J.grad(_sq_on_device(J, np_)))(_host(J, np_)))
         return text.count("device_put")
     _same(case)
+
+
+_SPACES = {"S(5)": "pinned_host", "S(6)": "unpinned_host"}    # (XLA's memory spaces)
+
+
+def _parameter_memories(exe) -> list:
+    """The memory each parameter of a compiled program is in: its layout's memory space
+    in the entry computation layout XLA compiled (S(5) pinned host, S(6) unpinned host,
+    none: device memory; also on the CPU, whose runtime, unlike a TPU's, runs a program
+    on buffers in another memory than its parameters')."""
+    text = exe.loaded.hlo_modules()[0].to_string()
+    params = re.search(r"entry_computation_layout=\{\((.*?)\)->", text).group(1)
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(params + ","):
+        depth += 1 if c in "([{" else -1 if c in ")]}" else 0
+        if c == "," and depth == 0:
+            space = re.search(r"S\(\d+\)", params[start:i])
+            out.append(_SPACES.get(space.group(0), space.group(0)) if space else "device")
+            start = i + 1
+    return out if params else []
+
+
+@pytest.fixture
+def placements():
+    """Every program run checked, as a TPU's runtime checks it (its E0102
+    RuntimeProgramInputMismatch): each buffer handed to a program lies in the memory its
+    parameter was compiled for. Yields the list of programs run."""
+    from mjax.runtime.xla import Executable
+    run = Executable._execute_sharded
+    seen = []
+
+    def checked(self, buffers):
+        want = _parameter_memories(self)
+        have = [b.sharding.memory_kind or "device" for b in buffers]
+        assert want == have, (f"program input memory mismatch: parameters in {want}, "
+                              f"buffers in {have}\n{self.text}")
+        seen.append(self)
+        return run(self, buffers)
+    mp = pytest.MonkeyPatch()
+    mp.setattr(Executable, "_execute_sharded", checked)
+    mp.setattr(Executable, "sharded_call", lambda self: None)   # (all through execute)
+    try:
+        yield seen
+    finally:
+        mp.undo()
+
+
+@pytest.mark.parametrize("how", ["vjp", "vjp_jit", "vjp_residual", "linearize", "grad"])
+def test_programs_get_arguments_in_their_parameters_memory(placements, how):
+    # On a TPU an eager vjp of a function of a host array failed (E0102): its forward and
+    # linear programs, split off the traced function, were compiled without the memory
+    # kinds of their arguments, and so expected device memory where a pinned_host array
+    # was handed to them. JAX's eager results are compared too.
+    def case(J, np_):
+        dev = _single(J, "device")
+        f = lambda x: J.device_put(x, dev) * 2        # noqa: E731
+        g = lambda x, y: J.device_put(x, dev) * y     # noqa: E731  (y: a residual)
+        ct = np_.ones((2, 3))
+        if how == "vjp":
+            return J.vjp(f, _host(J, np_))[1](ct)
+        if how == "vjp_jit":
+            return J.jit(lambda x: J.vjp(f, x)[1](ct))(_host(J, np_))
+        if how == "vjp_residual":
+            y = np_.arange(6.0).reshape(2, 3)
+            out, pb = J.vjp(g, _host(J, np_), y)
+            return out, pb(ct)
+        if how == "linearize":
+            out, lin = J.linearize(f, _host(J, np_))
+            return out, lin(_host(J, np_))
+        return J.grad(lambda x: np_.sum(f(x)))(_host(J, np_))
+    _same(case)
+    assert placements
