@@ -41,9 +41,9 @@ _SPECIAL = (f"{NOT_YET} in mjax.scipy.special (lax has lgamma, digamma, polygamm
 _SCIPY_LINALG = (f"{NOT_YET} in mjax.scipy.linalg (the basics, special matrices and expm "
                  "exist; this one needs its own algorithm)")
 _NN = f"{NOT_YET} in mjax.nn"
-_MOSAIC = ("Mosaic (TPU and GPU kernel compilers) is not modelled: mjax's Pallas compiles "
-           "through Triton on GPUs and interprets on CPU")
-_TPU = "TPU-only JAX API; mjax has no TPU backend"
+_MOSAIC = ("Mosaic's own Python API is not modelled (as_tpu_kernel of a hand-written Mosaic "
+           "module, Mosaic GPU): mjax's Pallas compiles TPU kernels with its "
+           "--jaxpr-pallas-to-mosaic pass and GPU kernels through Triton")
 _JAX_INTERNAL = ("JAX's tracing internals (Trace/Tracer classes of its interpreters); mjax "
                  "traces into the jaxpr MLIR dialect, its tracers are mjax.core's")
 
@@ -82,7 +82,8 @@ REASONS = {
                                                "not part of mjax's types",
     "jax.auto_pcast": "see jax.remove_size_one_mesh_axis_from_type",
     # ---- modules of JAX's own internals, tools and platforms
-    "jax.cloud_tpu_init": _TPU,
+    "jax.cloud_tpu_init": ("deprecated since JAX 0.8.1 (importing it only warns); mjax finds "
+                           "libtpu itself (runtime/backend.py)"),
     "jax.tools.**": "JAX's command-line tools (jax_to_ir, the Nsight profile converter); "
                     "mjax's tool is mjax-opt",
     "jax.experimental.mosaic.**": _MOSAIC,
@@ -160,7 +161,8 @@ REASONS = {
     "jax.experimental.serialize_executable": f"{NOT_YET}: pickled compiled executables "
                                              "(mjax.export serializes StableHLO)",
     "jax.experimental.shard_alike": f"{NOT_YET}",
-    "jax.experimental.topologies": "TPU topology descriptions; " + _TPU,
+    "jax.experimental.topologies": ("TPU topology descriptions, for compiling for a TPU "
+                                    "slice without its devices, are not modelled"),
     "jax.experimental.transfer": "IFRT cross-host transfer servers are not modelled",
     # ---- jax.scipy
     # ---- small modules
