@@ -345,8 +345,8 @@ def default_device():
 
 def on_device(bufs, device) -> list:
     """bufs, each one not on `device` copied there (through the host)."""
-    return [b if device in _devices_of(b) else get_backend().put(buffer_to_numpy(b), device)
-            for b in bufs]
+    return [b if device in _devices_of(b) else
+            backend_of_device(device).put(buffer_to_numpy(b), device) for b in bufs]
 
 
 def committed_device(args, describe=None, mesh=None):

@@ -341,6 +341,24 @@ def _at_offset(n, offset, align=64):
     return raw[start:start + n * 4].view(np.float32)
 
 
+def test_jit_placed_on_another_backends_device_compiles_there():
+    """A jit placed on a device of a backend other than the default's (as the host CPU
+    beside a TPU) compiles with that device's backend, for its platform, and moves its
+    arguments there; the same jit's default placement stays the default backend's."""
+    dev = get_backend("iree").devices()[0]
+    x = np.arange(3.0, dtype=np.float32)
+    f = mjax.jit(lambda v: v * 2, device=dev)
+    out = f(x)
+    assert out.devices() == {dev} and isinstance(out._buf, IreeBuffer)
+    np.testing.assert_array_equal(np.asarray(out), x * 2)
+    g = mjax.jit(lambda v: v + 1)
+    with mjax.default_device(dev):
+        assert g(x).devices() == {dev}
+    assert g(x).devices() == {mjax.devices()[0]}
+    with pytest.raises(NotImplementedError, match="IREE backend cannot call Python"):
+        mjax.jit(lambda v: mjax.debug.callback(print, v), device=dev)(x)
+
+
 @pytest.mark.parametrize("offset", [0, 4, 16])
 def test_dlpack_import_is_zero_copy_when_aligned_and_programs_read_it(offset):
     # IREE's kernels assume 64-byte aligned buffers: a program reading a less aligned
