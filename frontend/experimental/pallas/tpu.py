@@ -2,11 +2,12 @@
 
 Compiler parameters (`CompilerParams`, with JAX 0.10.2's fields), `PrefetchScalarGridSpec`,
 memory spaces and semaphores, DMAs (`make_async_copy`, `async_copy`, `sync_copy`) and the
-TPU kernel helpers. Kernels using them run in interpret mode on any platform
-(`interpret=True` or `interpret=pltpu.InterpretParams()`: DMAs are copies, semaphores
-counters) and, on a TPU, through `--jaxpr-pallas-to-mosaic`. What `jaxpr.pallas_call`
-records of them is documented in dialect/ops/pallas.py. Names mjax does not implement
-raise NotImplementedError saying what is missing. JAX: jax.experimental.pallas.tpu.
+TPU kernel helpers; descriptions of TPU chips (`get_tpu_info`: tpu_info.py). Kernels using
+them run in interpret mode on any platform (`interpret=True` or
+`interpret=pltpu.InterpretParams()`: DMAs are copies, semaphores counters) and, on a TPU,
+through `--jaxpr-pallas-to-mosaic`. What `jaxpr.pallas_call` records of them is documented
+in dialect/ops/pallas.py. Names mjax does not implement raise NotImplementedError saying
+what is missing. JAX: jax.experimental.pallas.tpu.
 """
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ from mjax.experimental.pallas.helpers import semaphore   # (deprecated in JAX: p
 from mjax.experimental.pallas.keys import (sample_block, stateful_bernoulli, stateful_bits,
                                            stateful_normal, stateful_uniform, to_pallas_key)
 from mjax.experimental.pallas.pipeline import emit_pipeline
+from mjax.experimental.pallas.tpu_info import (ChipVersion, TpuInfo, get_tpu_info,
+                                               get_tpu_info_for_chip, is_tpu_device)
 from mjax.experimental.pallas.ref import as_ref
 from mjax.arrays.placement import devices as devices_
 
@@ -363,23 +366,6 @@ def touch(ref) -> None:
     as_ref(ref, "pltpu.touch")
 
 
-def get_tpu_info():
-    """The TPU's hardware description. JAX: pltpu.get_tpu_info."""
-    raise NotImplementedError("pltpu.get_tpu_info is not supported by mjax: it has no "
-                              "description of TPU chips (VMEM size, core counts)")
-
-
-get_tpu_info.mjax_unsupported = "descriptions of TPU chips (VMEM size, core counts)"
-
-
-def is_tpu_device() -> bool:
-    """Whether the default device is a TPU. JAX: pltpu.is_tpu_device."""
-    try:
-        return devices_()[0].platform == "tpu"
-    except Exception:   # (no backend at all)
-        return False
-
-
 emit_pipeline_with_allocations = _not_supported(
     "emit_pipeline_with_allocations", "nested software pipelines inside a kernel")
 def prng_seed(*seeds) -> None:
@@ -457,26 +443,10 @@ matmul_pop = _not_supported("matmul_pop", "explicit MXU operations")
 pack_elementwise = _not_supported("pack_elementwise", "sub-word packing ops")
 unpack_elementwise = _not_supported("unpack_elementwise", "sub-word packing ops")
 stochastic_round = _not_supported("stochastic_round", "stochastic rounding")
-get_tpu_info_for_chip = _not_supported("get_tpu_info_for_chip",
-                                       "descriptions of TPU chips")
 
 
 class LoweringException(Exception):
     """A kernel the Mosaic lowering cannot compile. JAX: pltpu.LoweringException."""
-
-
-class ChipVersion(enum.Enum):
-    """TPU generations. JAX: pltpu.ChipVersion."""
-    TPU_V2 = "v2"
-    TPU_V3 = "v3"
-    TPU_V4I = "v4i"
-    TPU_V4 = "v4"
-    TPU_V5E = "v5e"
-    TPU_V5P = "v5p"
-    TPU_V6E = "v6e"
-    TPU_7 = "7"
-    TPU_7X = "7x"
-    TPU_8I = "8i"
 
 
 class _Unsupported:
@@ -486,10 +456,6 @@ class _Unsupported:
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(f"pltpu.{type(self).__name__} is not supported by mjax: "
                                   f"{self._what}")
-
-
-class TpuInfo(_Unsupported):
-    _what = mjax_unsupported = "descriptions of TPU chips (see get_tpu_info)"
 
 
 class Tiling(_Unsupported):
