@@ -16,7 +16,9 @@ import enum
 import functools
 from typing import Callable
 
+from mjax.arrays.placement import default_device, devices
 from mjax.specs import dtypes
+from mjax.specs.sharding_impls import current_mesh, get_abstract_mesh
 
 _KIB, _MIB = 1024, 1024 * 1024
 
@@ -222,7 +224,6 @@ def get_tpu_info_for_chip(chip_version: ChipVersion,
 
 
 def _default_device():
-    from mjax.arrays.placement import default_device, devices
     return default_device() or devices()[0]
 
 
@@ -231,11 +232,11 @@ def device_kind_and_cores() -> tuple[str, int | None]:
     abstract mesh's device (under use_abstract_mesh or a mesh), else the default
     device. (mjax's abstract device of a concrete mesh carries no core count: a TPU
     mesh's first device tells it, as it does JAX's.)"""
-    from mjax.specs.sharding_impls import current_mesh, get_abstract_mesh
     abstract = get_abstract_mesh().abstract_device
     if abstract is not None:
         cores, mesh = abstract.num_cores, current_mesh()
-        if (cores is None and abstract.platform == "tpu" and mesh is not None
+        if (cores is None and chip_version_from_device_kind(abstract.device_kind) is not None
+                and mesh is not None
                 and abstract == mesh.abstract_mesh.abstract_device):
             cores = getattr(mesh.devices.flat[0], "num_cores", None)
         return abstract.device_kind, cores
