@@ -40,6 +40,7 @@ from mjax.tracing.lowering import compile_printed, finishing_passes, lower_to_st
 from mjax.passes.rules.tables import has_zero_derivative
 from mjax.arrays.placement import device_buffer, device_put_value
 from mjax.runtime import get_backend
+from mjax.specs import memory_kinds
 from mjax.tracing.source_info import wraps
 from mjax.tracing.value_prefix import prefix_ops
 
@@ -338,14 +339,18 @@ def _run_group(module, operations, known):
             new.update(zip(o.results, clone.results))
         func.ReturnOp([new[r] for r in last.results], ip=ir.InsertionPoint(block))
         out_avals = [aval_of(r.type) for r in last.results]
-        key = str(program)
+        args = [known.values[x] for x in inputs]
+        bufs = [device_buffer(a, a.aval) for a in args]
+        # (parameters in the memory of the buffers handed over: a TPU refuses others)
+        backend = get_backend()
+        kinds = memory_kinds.buffer_kinds(bufs, backend)
+        key = (str(program), kinds)
         exe = _GROUP_CACHE.get(key)
         if exe is None:
-            backend = get_backend()
-            printed = lower_to_stablehlo(program, finishing=finishing_passes(backend))
+            printed = lower_to_stablehlo(program, finishing=finishing_passes(
+                backend, memory_kinds=memory_kinds.memory_kinds_pass(kinds, (),
+                                                                     backend.platform)))
             exe = _GROUP_CACHE[key] = compile_printed(printed, backend, out_avals=out_avals)
-    args = [known.values[x] for x in inputs]
-    bufs = [device_buffer(a, a.aval) for a in args]
     return execute(exe, bufs, out_avals, args)
 
 

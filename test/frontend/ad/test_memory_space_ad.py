@@ -254,7 +254,8 @@ def placements():
         mp.undo()
 
 
-@pytest.mark.parametrize("how", ["vjp", "vjp_jit", "vjp_residual", "linearize", "grad"])
+@pytest.mark.parametrize("how", ["vjp", "vjp_jit", "vjp_residual", "linearize", "grad",
+                                 "python_branch"])
 def test_programs_get_arguments_in_their_parameters_memory(placements, how):
     # On a TPU an eager vjp of a function of a host array failed (E0102): its forward and
     # linear programs, split off the traced function, were compiled without the memory
@@ -276,6 +277,12 @@ def test_programs_get_arguments_in_their_parameters_memory(placements, how):
         if how == "linearize":
             out, lin = J.linearize(f, _host(J, np_))
             return out, lin(_host(J, np_))
+        if how == "python_branch":      # (a cond's value asked for by Python: run eagerly)
+            def h(w, x):
+                s = J.lax.cond(True, lambda v: J.device_put(v, dev) * 2,
+                               lambda v: J.device_put(v, dev), x)
+                return np_.sum(w * (s * 3 if float(np_.sum(s)) > 0 else s))
+            return J.grad(h)(np_.ones((2, 3)), _host(J, np_))
         return J.grad(lambda x: np_.sum(f(x)))(_host(J, np_))
     _same(case)
     assert placements
