@@ -64,6 +64,8 @@ def resolve_impl(spec) -> str:
     if isinstance(spec, str):
         if spec in _IMPLS:
             return spec
+        if spec in _NAMES:          # (a user implementation's registered name)
+            return _NAMES[spec]
         names = ", ".join(f'"{s}"' for s in _IMPLS)
         raise ValueError(f'unrecognized PRNG implementation "{spec}". Did you mean one '
                          f'of: {names}?')
@@ -93,6 +95,17 @@ def register_impl(name: str, tag: str) -> PRNGImpl:
     prng.register_prng."""
     _IMPLS.setdefault(name, PRNGImpl(name, tag))
     return _IMPLS[name]
+
+
+_NAMES: dict = {}    # registered name -> a user implementation's impl
+
+
+def register_name(impl: PRNGImpl) -> None:
+    """A user implementation's label becomes a valid `impl=` string (JAX:
+    prng.register_prng); a taken name raises ValueError, as in JAX."""
+    if impl.label in _IMPLS or impl.label in _NAMES:
+        raise ValueError(f"PRNG implementation with name {impl.label} already registered")
+    _NAMES[impl.label] = impl.name
 
 
 def _user_impl(impl: str) -> PRNGImpl | None:
