@@ -717,8 +717,8 @@ def where_xy(condition, x, y):
     # (dtypes only: shapes that do not broadcast are broadcast_shapes's ValueError, JAX's)
     x, y = promote("where", x, y, broadcast=False)
     shape = broadcast_shapes(condition.shape, x.shape, y.shape)
-    return lax.select(broadcast_to(condition, shape), broadcast_to(x, shape),
-                      broadcast_to(y, shape))
+    cond = condition if condition.ndim == 0 else broadcast_to(condition, shape)  # (JAX's)
+    return lax.select(cond, broadcast_to(x, shape), broadcast_to(y, shape))
 
 
 @fused_when_eager

@@ -487,8 +487,10 @@ def is_array_like(x) -> bool:
 
 def is_splat_view(x) -> bool:
     """A NumPy array broadcast from one value (all strides 0): inlined as a splat constant
-    whatever its size, since its attribute holds one element."""
-    return isinstance(x, np.ndarray) and x.size > 1 and not any(x.strides)
+    whatever its size, since its attribute holds one element. A size-1 one counts (a
+    literal scalar broadcast to (1, 1) against a traced operand, JAX's scalar literal of
+    that op: a Pallas kernel, which takes no captured constants, keeps it inline)."""
+    return isinstance(x, np.ndarray) and x.ndim > 0 and x.size >= 1 and not any(x.strides)
 
 
 # ---- bind ------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from mjax.dialect.context import context
 from mjax.dialect.ops.pallas import element_padding
 from mjax.dialect.types import aval_of
 from mjax.passes.interpreter import Env, interpret, terminator
+from mjax.passes.jaxpr_dce import remove_dead_ops
 from mjax.passes.kernel_lowering.interpreter import KernelInterpreter, KernelUnsupported, find_func
 from mjax.passes.kernel_lowering.types import op_params
 from mjax.passes.mosaic.table import MOSAIC
@@ -235,6 +236,9 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
                                       f"{e}") from None
     # (a symbol name libtpu and XLA accept, as JAX sanitizes it)
     name = re.sub(r"[^\w.-]", "_", str(params.get("name") or callee))
+    # (JAX DCEs the kernel's jaxpr before lowering it: pure ops nothing uses, such as the
+    # hash words a PRNG kernel computes and drops, leave no Mosaic ops)
+    remove_dead_ops(kernel)
     kl = KernelLowering(module, grid, target_version)
     kl.scope_base = op_scopes(call)   # (JAX traces the kernel outside the caller's scopes)
     cp = params.get("compiler_params")

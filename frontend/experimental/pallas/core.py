@@ -171,7 +171,7 @@ def cdiv(a, b):
     """Ceiling division: ceil(a / b) for integers (Python or arrays). JAX: pl.cdiv."""
     if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
         return -(-int(a) // int(b))
-    return lax.div(a + b - 1, b)
+    return lax.div(a + (b - 1), b)      # (b - 1 first, as JAX: static for a static b)
 
 
 def next_power_of_2(x: int) -> int:
