@@ -20,6 +20,8 @@ sizes = the ref's shape, squeezed = [].
     %i   = "jaxpr.program_id"() {axis = 0}                                 -> i32[]
     %n   = "jaxpr.num_programs"() {axis = 0}                               -> i32[]
     %ref = "jaxpr.ref_new"(%init)                                           -> memref
+    %v   = "jaxpr.strided_get"(%ref, %s0.., %t0..) {sizes, squeezed, shape,
+                 access_sizes, access_strides, access_squeezed}   (a reshaped/strided read)
 
 Starts are clamped so the slice stays inside the ref (as dynamic_slice does). Ref ops
 are never pure: reads must stay ordered with the writes around them (no CSE, no DCE).
@@ -177,6 +179,52 @@ class AtomicRmwOp(RefOp, name="atomic_rmw"):
         return (v,)
 
 
+class StridedGetOp(RefOp, name="strided_get"):
+    """Reads through a reshaped view of the ref and/or every stride-th element (a Pallas
+    TPU kernel's `ref.reshape(...)[idx]` and `ref[start::step]`; JAX: a get through a
+    RefReshaper transform or with a strided NDIndexer, which Mosaic lowers to
+    tpu.memref_reshape and tpu.strided_load). Operands: (ref, one start per ref dim, one
+    start per dim of `shape`). `sizes`/`squeezed` are the view's window on the ref (as
+    the other ref ops'), `shape` the view's shape after its reshape (its own shape for
+    none), `access_sizes`/`access_strides`/`access_squeezed` what the read takes of it:
+    `access_sizes[d]` elements from its start, `access_strides[d]` apart; `reshaped`
+    whether the read goes through `.reshape` (JAX's lowering reshapes then, even to the
+    view's own shape)."""
+    attributes = {**RefOp.attributes, "shape": A.Shape(), "access_sizes": A.Ints(),
+                  "access_strides": A.Ints(), "access_squeezed": A.Ints(default=()),
+                  "reshaped": A.Bool(default=False)}
+
+    @classmethod
+    def infer(cls, *avals, sizes, squeezed, shape, access_sizes, access_strides,
+              access_squeezed=(), reshaped=False):
+        name = cls.OPERATION_NAME
+        ref = avals[0]
+        if not isinstance(ref, RefAval):
+            raise TypeError(f"{name} operand 0 must be a ref (memref), got {ref.str_short()}")
+        view = cls.value_aval(avals[:1 + ref.ndim], sizes, squeezed).shape
+        for i, st in enumerate(avals[1 + ref.ndim:]):
+            if isinstance(st, RefAval) or st.shape != () or np.dtype(st.dtype).kind not in "iu":
+                raise TypeError(f"{name} start {i} in the reshaped view must be an integer "
+                                f"scalar, got {st.str_short()}")
+        if len(avals) != 1 + ref.ndim + len(shape):
+            raise TypeError(f"{name} takes one start per dimension of the ref and one per "
+                            f"dimension of its view's shape {tuple(shape)}, got "
+                            f"{len(avals) - 1}")
+        if int(np.prod(view, dtype=np.int64)) != int(np.prod(shape, dtype=np.int64)):
+            raise TypeError(f"{name} cannot reshape the view of shape {view} to "
+                            f"{tuple(shape)}")
+        if not len(access_sizes) == len(access_strides) == len(shape):
+            raise TypeError(f"{name} access_sizes and access_strides need one entry per "
+                            f"dimension of {tuple(shape)}")
+        for d, (n, size, stride) in enumerate(zip(shape, access_sizes, access_strides)):
+            if stride < 1 or size < 0 or (size and (size - 1) * stride + 1 > n):
+                raise TypeError(f"{name} reads {size} elements {stride} apart along "
+                                f"dimension {d} of size {n}")
+        out = indexed_shape(name, RefAval(tuple(shape), ref.dtype), access_sizes,
+                            access_squeezed)
+        return (ShapedArray(out, ref.dtype),)
+
+
 class RefNewOp(JaxprOp, name="ref_new"):
     """A new ref holding `init` (a copy). JAX: core.ref_p (jax.new_ref inside a trace).
     `--jaxpr-discharge-state` makes the ref's value `init`."""
@@ -210,9 +258,10 @@ class NumProgramsOp(GridQueryOp, name="num_programs"):
     """The grid's size along axis `axis`. JAX: pallas num_programs_p."""
 
 
-REF_OPS = (RefGetOp, RefSwapOp, RefAddUpdateOp, MaskedLoadOp, MaskedSwapOp, AtomicRmwOp)
+REF_OPS = (RefGetOp, RefSwapOp, RefAddUpdateOp, MaskedLoadOp, MaskedSwapOp, AtomicRmwOp,
+           StridedGetOp)
 
 __all__ = ["ATOMIC_KINDS", "AtomicRmwOp", "GridQueryOp", "MaskedLoadOp", "MaskedSwapOp",
            "NumProgramsOp", "ProgramIdOp", "REF_OPS", "RefAddUpdateOp", "RefGetOp", "RefNewOp",
            "RefOp",
-           "RefSwapOp", "indexed_shape"]
+           "RefSwapOp", "StridedGetOp", "indexed_shape"]

@@ -242,6 +242,37 @@ def _ref_get(kl, op, ref, *starts, sizes, squeezed=(), **params):
     return [load(ref, idx, sizes, squeezed, _dtype_of_ref(op), cast=keys)]
 
 
+@MOSAIC.register(S.StridedGetOp)
+def _strided_get(kl, op, ref, *starts, sizes, squeezed=(), shape, access_sizes,
+                 access_strides, access_squeezed=(), reshaped=False, **params):
+    """A read through a reshaped view and/or with strides, as JAX lowers it: the view
+    sliced (tpu.memref_slice/memref_squeeze: memory.ref_view), `tpu.memref_reshape` to
+    its new shape (for any `.reshape`, as JAX's), then `tpu.strided_load` (`vector.load` where every stride is 1);
+    squeezed dims dropped by `vector.shape_cast`."""
+    if unused(op):
+        return [None]
+    n = len(sizes)
+    view = ref_view(kl, ref, list(starts[:n]), list(sizes), tuple(squeezed))
+    if _check_space(view) != "vmem":
+        raise MosaicLoweringError("strided and reshaped reads are only supported on VMEM "
+                                  "refs")
+    t = ir.MemRefType(view.type)
+    if reshaped or tuple(t.shape) != tuple(shape):
+        view = tpu.memref_reshape(ir.MemRefType.get(list(shape), t.element_type,
+                                                    memory_space=t.memory_space), view)
+    dtype = _dtype_of_ref(op)
+    idx = _indices(starts[n:])
+    if all(int(st) == 1 for st in access_strides):
+        return [load(view, idx, list(access_sizes), tuple(access_squeezed), dtype)]
+    mem = _memory_dtype(dtype)
+    v = tpu.strided_load(vtype(list(access_sizes), mem), view, idx,
+                         [int(st) for st in access_strides])
+    out = [k for d, k in enumerate(access_sizes) if d not in access_squeezed]
+    if out != list(access_sizes):
+        v = vector.shape_cast(vtype(out, mem), v)
+    return [_to_bool(v, dtype, out)]
+
+
 def unused(op) -> bool:
     """Whether a read's value is unused: JAX's lowering never sees it (the kernel's jaxpr
     is DCE'd, and reads do not count as effects there)."""

@@ -308,6 +308,26 @@ def _masked(b, x, starts, sizes, squeezed, update):
     return _unpadded(b, _write(b, xp, starts, sizes, squeezed, new), shape), result
 
 
+@discharge_rule(S.StridedGetOp)
+def _strided_get(b, x, values, starts, *, sizes, squeezed, shape, access_sizes,
+                 access_strides, access_squeezed=(), reshaped=False):
+    """The view read, reshaped, then every stride-th element of the access's extent."""
+    n = len(sizes)
+    view = _read(b, x, starts[:n], sizes, squeezed)
+    if aval_of(view.type).shape != tuple(shape):
+        view = b.reshape(view, new_sizes=tuple(shape))
+    extents = tuple((k - 1) * st + 1 if k else 0
+                    for k, st in zip(access_sizes, access_strides))
+    part = _read(b, view, starts[n:], extents, ())
+    if any(st != 1 for st in access_strides):
+        part = b.slice(part, start_indices=(0,) * len(extents), limit_indices=extents,
+                       strides=tuple(access_strides))
+    if access_squeezed:
+        part = b.reshape(part, new_sizes=tuple(k for d, k in enumerate(access_sizes)
+                                               if d not in access_squeezed))
+    return None, [part]
+
+
 @discharge_rule(S.MaskedLoadOp)
 def _masked_load(b, x, values, starts, *, sizes, squeezed):
     mask, other = values

@@ -178,3 +178,6 @@ def _ref_addupdate(kl, op, ref, val, *starts, sizes, squeezed=(), **params):
 
 TRITON.unsupported(S.RefNewOp, "a kernel's refs are its arguments (and scratch); "
                                "jax.new_ref inside a kernel is not supported")
+TRITON.unsupported(S.StridedGetOp, "strided and reshaped ref reads (ref[s::k], "
+                                   "ref.reshape(...)[...]) are lowered for the TPU only "
+                                   "(tpu.strided_load, tpu.memref_reshape)")

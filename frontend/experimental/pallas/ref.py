@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from mjax import lax
-from mjax.tracing.core import Tracer
+from mjax.dialect.ops import state as S
+from mjax.tracing.core import Tracer, bind
 from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE, VIEW_START
 from mjax.dialect.values import defining_op_of, set_attr
 from mjax.dialect.types import RefAval, short_dtype_name
@@ -99,6 +100,56 @@ def normalize_index(idx, shape) -> list[tuple]:
                 f"indexing a ref with {type(i).__name__} (array indices) is not supported; "
                 f"use ints, slices and pl.ds")
     return out
+
+
+def _is_strided(i) -> bool:
+    return (isinstance(i, slice) and i.step not in (None, 1)) or (
+        isinstance(i, Slice) and i.stride != 1)
+
+
+def strided_index(idx, shape) -> tuple[list[tuple], list[int]]:
+    """normalize_index's (start, size, squeezed) per dim of `shape`, and each dim's
+    stride (a slice's step or pl.ds's stride; 1 elsewhere)."""
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    if sum(1 for i in idx if i is Ellipsis) == 1:
+        k = idx.index(Ellipsis)
+        idx = idx[:k] + (slice(None),) * max(len(shape) - (len(idx) - 1), 0) + idx[k + 1:]
+    plain, strides = [], []
+    for d, i in enumerate(idx):
+        if d < len(shape) and _is_strided(i):
+            n = shape[d]
+            i = Slice.from_slice(i, n) if isinstance(i, slice) else i
+            if i.is_dynamic_size:
+                raise NotImplementedError("a strided pl.ds needs a static size")
+            if isinstance(i.start, (int, np.integer)) and i.size and not (
+                    0 <= i.start and i.start + (i.size - 1) * i.stride < n):
+                raise ValueError(f"strided slice {i} is out of bounds for dimension {d} of "
+                                 f"size {n}")
+            plain.append(Slice(i.start, i.size))
+            strides.append(i.stride)
+        else:
+            plain.append(i)
+            strides.append(1)
+    out = normalize_index(tuple(plain), shape)
+    return out, strides + [1] * (len(out) - len(strides))
+
+
+def strided_get(ref: "Ref", idx, shape=None):
+    """`ref[idx]` read through the view reshaped to `shape` (None: no reshape) with the
+    strides `idx` may have: one jaxpr.strided_get (JAX: tpu.memref_reshape, then
+    tpu.strided_load, or vector.load without strides)."""
+    view_starts, params = ref.op_args(...)
+    params["reshaped"] = shape is not None
+    shape = ref.shape if shape is None else tuple(shape)
+    index, strides = strided_index(idx, shape)
+    if any(not isinstance(n, (int, np.integer)) for _, n, _ in index):
+        raise NotImplementedError("a strided or reshaped read needs static sizes")
+    return bind(S.StridedGetOp, ref.tracer, *view_starts,
+                *[_as_i32(st) for st, _, _ in index], shape=shape,
+                access_sizes=tuple(int(n) for _, n, _ in index),
+                access_strides=tuple(strides),
+                access_squeezed=tuple(d for d, (_, _, sq) in enumerate(index) if sq),
+                **params)
 
 
 def _view_start(total):
@@ -279,12 +330,27 @@ class Ref:
             params["levels"] = tuple(len(level) for level in levels)
         return starts, params, dyn
 
+    def reshape(self, *shape):
+        """A view of the ref's elements (row-major) with another shape, which can be
+        read (ragged paged attention reads its reshaped KV buffer with strided loads).
+        JAX: Ref.reshape (a RefReshaper transform; Mosaic's tpu.memref_reshape)."""
+        return ReshapedRef(self, _new_shape(shape, self.shape))
+
+    def bitcast(self, dtype):
+        """JAX's Ref.bitcast (a RefBitcaster view; tpu.memref_bitcast) is not supported."""
+        raise NotImplementedError(
+            f"{self!r}.bitcast({dtype}): bitcast views of refs (JAX's RefBitcaster, lowered "
+            f"to tpu.memref_bitcast) are not supported by mjax's Pallas; read the ref and "
+            f"bitcast the value (pltpu.bitcast(ref[...], dtype))")
+
     @property
     def at(self):
         """`ref.at[idx]`: a view of part of the ref (no data is read). JAX: Ref.at."""
         return _At(self)
 
     def __getitem__(self, idx):
+        if any(_is_strided(i) for i in (idx if isinstance(idx, tuple) else (idx,))):
+            return strided_get(self, idx)       # (ref[start::step]: a strided load)
         return primitives.load(self, idx)
 
     def __setitem__(self, idx, value):
@@ -307,6 +373,65 @@ class Ref:
         raise TypeError(f"{self!r} is a ref, not an array: read it with ref[...] first")
 
 
+def _new_shape(shape, old) -> tuple[int, ...]:
+    shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) \
+        else tuple(shape)
+    size = int(np.prod(old, dtype=np.int64))
+    if sum(1 for n in shape if n == -1) == 1:
+        rest = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
+        shape = tuple(size // rest if n == -1 and rest else n for n in shape)
+    if any(not isinstance(n, (int, np.integer)) or n < 0 for n in shape) or \
+            int(np.prod(shape, dtype=np.int64)) != size:
+        raise ValueError(f"cannot reshape a ref of shape {tuple(old)} to {shape}")
+    return tuple(int(n) for n in shape)
+
+
+class ReshapedRef:
+    """A ref's view with another shape (`ref.reshape(...)`): reads (strided too) go
+    through it; writes, `.at` and DMAs through it are not supported. JAX: a
+    TransformedRef with a RefReshaper."""
+
+    __slots__ = ("ref", "shape")
+
+    def __init__(self, ref: Ref, shape):
+        self.ref, self.shape = ref, tuple(shape)
+
+    dtype = property(lambda self: self.ref.dtype)
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    aval = property(lambda self: RefAval(self.shape, self.dtype))
+
+    def __repr__(self):
+        return f"{self.ref!r}.reshape{self.shape}"
+
+    def reshape(self, *shape):
+        return ReshapedRef(self.ref, _new_shape(shape, self.shape))
+
+    def __getitem__(self, idx):
+        return strided_get(self.ref, idx, self.shape)
+
+    def get(self, idx=()):
+        return self[idx if idx != () else ...]
+
+    def __jax_array__(self):
+        return self[...]
+
+    def _unsupported(self, what):
+        raise NotImplementedError(
+            f"{what} through {self!r}: mjax's Pallas reads reshaped views of refs only "
+            f"(JAX lowers writes through a RefReshaper too); write the ref's own shape")
+
+    def __setitem__(self, idx, value):
+        self._unsupported("writing")
+
+    @property
+    def at(self):
+        self._unsupported("a view (.at)")
+
+    def bitcast(self, dtype):
+        self._unsupported("a bitcast")
+
+
 class _At:
     __slots__ = ("ref",)
 
@@ -326,4 +451,5 @@ def as_ref(x, what: str) -> Ref:
     return x
 
 
-__all__ = ["Ref", "Slice", "as_ref", "ds", "dslice", "normalize_index"]
+__all__ = ["Ref", "ReshapedRef", "Slice", "as_ref", "ds", "dslice", "normalize_index",
+           "strided_get"]
