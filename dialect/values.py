@@ -23,11 +23,6 @@ def is_value(x) -> bool:
     return isinstance(x, ir.Value)
 
 
-# The kinds of value the bindings hand out (what an op takes): jax.core.Atom's members in
-# mjax, as JAX's are Var and Literal.
-VALUE_KINDS = (ir.BlockArgument, ir.OpResult)
-
-
 def is_argument(v) -> bool:
     """Whether `v` is a block argument (not an op's result). (The bindings hand out values
     as BlockArgument or OpResult.)"""
@@ -176,4 +171,4 @@ __all__ = ["argument_number", "attr", "defining_op", "defining_op_of", "file_loc
            "is_value", "mark", "named_location", "result_number", "set_attr", "set_bools",
            "set_function_arg_attrs", "set_function_result_attrs", "set_strings",
            "string_attr", "strings", "symbol_ref_attr", "type_shape", "unknown_location",
-           "value_shape", "VALUE_KINDS"]
+           "value_shape"]

@@ -11,6 +11,7 @@
 # imports only from its own floor and those below.
 # isort: skip_file
 import sys as _sys
+import typing as _typing
 
 from mjax.config import config
 from mjax.config import (check_tracer_leaks, checking_leaks, debug_infs,  # noqa: F401
@@ -47,6 +48,7 @@ from mjax.lax.sharding import reshard  # noqa: F401
 from mjax.jit.caches import clear_caches
 from mjax.jit.jitted import disable_jit, jit
 from mjax.jaxpr.api import make_jaxpr
+from mjax.jaxpr import objects as _jaxpr_objects
 from mjax.ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacobian,
                      jacrev, jvp, linear_transpose, linearize, remat, value_and_grad,
                      vjp)
@@ -106,6 +108,9 @@ _PUBLIC_MODULES = {
 for _name, _real in _PUBLIC_MODULES.items():
     _sys.modules[f"{__name__}.{_name}"] = globals()[_name] = _sys.modules[_real]
 del _name, _real, _sys
+# jax.core.Atom, what a jaxpr equation's operands are: Union[Var, Literal] of the printed
+# jaxpr's objects (mjax.extend.core's), whose module sits floors above mjax.core's.
+core.Atom = _typing.Union[_jaxpr_objects.Var, _jaxpr_objects.Literal]
 
 __all__ = ["config", "dtypes", "checking_leaks", "debug_infs", "debug_nans",
            "debug_key_reuse", "default_device", "default_matmul_precision",

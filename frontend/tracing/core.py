@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-import typing
 
 import numpy as np
 
@@ -29,7 +28,7 @@ from mjax.dialect.core import PURE_SHAPE_RULES, JaxprOp, encode_params
 from mjax.dialect.functions import building, new_function, set_function_type
 from mjax.dialect.ops.structural import ConstantOp
 from mjax.dialect.types import RefAval
-from mjax.dialect.values import VALUE_KINDS, unknown_location
+from mjax.dialect.values import unknown_location
 from mjax.specs.dtypes import aval_of_value, pytype_aval_mappings, to_numpy  # noqa: F401 (jax.core)
 from mjax.arrays.eager import apply_eager
 from mjax.arrays.eager_fast import fast_bind
@@ -637,5 +636,4 @@ def eval_jaxpr(jaxpr, consts, *args, propagate_source_info=True) -> list:
 # ---- jax.core's names that libraries use in annotations ------------------------------
 AbstractValue = ShapedArray  # JAX: the base class of avals; mjax's avals are ShapedArrays
 Value = object               # JAX: a concrete value or a tracer
-Atom = typing.Union[VALUE_KINDS]  # JAX: Union[Var, Literal]; mjax: an MLIR value
 ParamDict = dict             # JAX: an equation's parameters by name
