@@ -90,6 +90,8 @@ class Ref:
 
     @property
     def at(self):
+        if (view := _kernel_ref(self)) is not None:
+            return view.at
         raise NotImplementedError("Ref.at (views of part of a ref) is not implemented in "
                                   "mjax; index the ref: ref[idx]")
 
@@ -183,6 +185,18 @@ registration.REF_OF_TRACER.fill(lambda t: Ref(tracer=t))
 registration.ACCUMULATE_INTO_REF.fill(lambda ref, value: addupdate(ref, None, value))
 
 
+# While pl.core_map traces its kernel (mjax/experimental/pallas/mesh_kernels.py), the Refs
+# its body closes over are the kernel's refs: this function (set there) gives the kernel's
+# ref for such a Ref.
+kernel_view = None
+
+
+def _kernel_ref(ref):
+    """The kernel's ref standing for `ref` inside a pl.core_map kernel, else None."""
+    view = kernel_view
+    return view(ref) if view is not None and type(ref) is Ref else None
+
+
 def _state_ops(ref):
     """The get/swap/addupdate of a ref this module does not make (a Pallas kernel's,
     whose class names them `_state_ops`: jax.ref's functions bind the same state
@@ -241,6 +255,7 @@ def freeze(ref) -> Array:
 # ---- the helpers of jax.ref ------------------------------------------------------------
 def get(ref, idx=None):
     """ref[idx] (idx None: the whole value). JAX: jax.ref.get."""
+    ref = ref if (view := _kernel_ref(ref)) is None else view
     if (ops := _state_ops(ref)) is not None:
         return ops.get(ref, idx)
     _check_ref(ref, "ref_get")
@@ -263,6 +278,7 @@ def get(ref, idx=None):
 
 def swap(ref, idx, value, _function_name: str = "ref_swap"):
     """Writes `value` into ref[idx]; returns the old value. JAX: jax.ref.swap."""
+    ref = ref if (view := _kernel_ref(ref)) is None else view
     if (ops := _state_ops(ref)) is not None:
         return ops.swap(ref, idx, value)
     _check_ref(ref, _function_name)
@@ -290,6 +306,7 @@ def set(ref, idx, value) -> None:  # noqa: A001  (JAX's name)
 
 def addupdate(ref, idx, x) -> None:
     """ref[idx] += x. JAX: jax.ref.addupdate."""
+    ref = ref if (view := _kernel_ref(ref)) is None else view
     if (ops := _state_ops(ref)) is not None:
         return ops.addupdate(ref, idx, x)
     _check_ref(ref, "addupdate")

@@ -252,9 +252,15 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> Non
         arrays, scratch = call.step(b, [zero] * len(grid), arrays, scratch)
     elif not isinstance(n_points, int) or n_points > 0:
         arrays = _grid_loop(b, call, arrays, scratch, n_points, op.location)
+    # An output aliased to an input is that input's buffer: where the kernel wrote the
+    # input's ref and not the output's (pl.core_map's kernels write the refs they close
+    # over through the inputs), the output is what the input's ref holds.
+    finals = list(arrays[call.n_in:])
+    for j, i in aliases.items():
+        if call.written[i] and not call.written[call.n_in + j]:
+            finals[j] = arrays[i]
     outs = [_crop(b, x, a.shape, spec)
-            for x, a, spec in zip(arrays[call.n_in:], out_avals,
-                                  call.specs[call.n_in - call.n_pre:])]
+            for x, a, spec in zip(finals, out_avals, call.specs[call.n_in - call.n_pre:])]
     replace_op(op, outs)
 
 

@@ -237,9 +237,13 @@ def axis_index(axis_name):
     """This member's index along `axis_name` (int32); over several names, the row-major
     index into their product. JAX: lax.axis_index."""
     names, _ = _prepare(axis_name, "axis_index")
-    index = bind(C.AxisIndexOp, axes=names[:1])
+
+    def one(name):
+        given = AXIS_ENV.index_of.get(name)     # (pl.core_map's core axis in its kernel)
+        return given() if given is not None else bind(C.AxisIndexOp, axes=(name,))
+    index = one(names[0])
     for name in names[1:]:
-        index = index * AXIS_ENV.size(name) + bind(C.AxisIndexOp, axes=(name,))
+        index = index * AXIS_ENV.size(name) + one(name)
     return index
 
 

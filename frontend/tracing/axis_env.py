@@ -14,6 +14,9 @@ class AxisEnv:
         # pmap's axes while its function is traced: JAX runs it once per device there
         # (a pure_callback without vmap_method is called per device, not refused).
         self.device_axes: tuple = ()
+        # Axes whose member index a function gives instead of an axis_index op: inside a
+        # pl.core_map kernel, its core axis is the kernel's program id.
+        self.index_of: dict = {}
 
     @contextlib.contextmanager
     def per_device(self, name: str):
@@ -33,6 +36,20 @@ class AxisEnv:
             yield
         finally:
             self.frames.pop()
+
+    @contextlib.contextmanager
+    def indexed(self, name: str, size: int, index):
+        """Binds `name` (of `size`) with `index()` as lax.axis_index's answer for it."""
+        saved = self.index_of.get(name)
+        self.index_of[name] = index
+        try:
+            with self.bound(name, size):
+                yield
+        finally:
+            if saved is None:
+                del self.index_of[name]
+            else:
+                self.index_of[name] = saved
 
     def size(self, name) -> int:
         """The size of the innermost axis called `name`; JAX's NameError if none is."""

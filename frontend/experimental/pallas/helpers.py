@@ -1,6 +1,7 @@
 """Smaller `pl` names: `estimate_cost`, `with_scoped`, `reciprocal`, `broadcast_to`,
-`empty`/`empty_like`, `delay`, and `core_map`/`kernel` (not supported: they raise
-NotImplementedError naming what is missing). JAX: pallas/helpers.py, pallas/core.py.
+`empty`/`empty_like`, `delay`, `kernel` (meshes of one core; `core_map` is
+mesh_kernels.py), and the names mjax does not support (they raise NotImplementedError
+naming what is missing). JAX: pallas/helpers.py, pallas/core.py.
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from mjax.ref import new_ref
 from mjax.runtime import get_backend
 from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
 from mjax.experimental.pallas.memory import run_scoped
+from mjax.experimental.pallas.mesh_kernels import core_map
+from mjax.experimental.pallas.pallas_call import _fun_name
 
 
 def estimate_cost(fun, *args, **kwargs) -> CostEstimate:
@@ -94,8 +97,6 @@ def _not_supported(name: str, what: str):
     return fn
 
 
-core_map = _not_supported("core_map", "kernels over a mesh of cores (pl.core_map); use "
-                                      "pl.pallas_call with a grid")
 class _NotSpecified:
     def __repr__(self):
         return "NotSpecified"
@@ -127,8 +128,8 @@ def kernel(body=_NotSpecified(), out_type=(), *, mesh, scratch_types=(),
         out_leaves = trace_trees.tree_leaves(
             out_type, is_leaf=lambda x: hasattr(x, "shape") and hasattr(x, "dtype"))
         if any(isinstance(x, RefType) for x in trace_trees.tree_leaves(args)):
-            raise NotImplementedError("pl.kernel with refs (jax.new_ref) as arguments is "
-                                      "not supported by mjax; pass arrays")
+            return _kernel_on_refs(body, out_type, mesh, scratch_types, compiler_params,
+                                   interpret, cost_estimate, debug, name, args)
         call = pallas_call(body, out_type, in_specs=[BlockSpec(memory_space=ANY)] * n_in,
                            out_specs=[BlockSpec(memory_space=ANY)] * len(out_leaves),
                            scratch_shapes=scratch_types, compiler_params=compiler_params,
@@ -136,6 +137,28 @@ def kernel(body=_NotSpecified(), out_type=(), *, mesh, scratch_types=(),
                            name=name)
         return call(*args)
     return run
+
+
+def _kernel_on_refs(body, out_type, mesh, scratch_types, compiler_params, interpret,
+                    cost_estimate, debug, name, args):
+    """pl.kernel given refs: a core_map over them (arrays among the arguments become
+    refs), new refs for the outputs; the body writes the refs it is given in place."""
+    leaves, tree = trace_trees.tree_flatten(args)
+    refs = [x if isinstance(x, RefType) else new_ref(jnp.asarray(x)) for x in leaves]
+    is_leaf = lambda x: hasattr(x, "shape") and hasattr(x, "dtype")     # noqa: E731
+    out_leaves, out_tree = trace_trees.tree_flatten(out_type, is_leaf=is_leaf)
+    outs = [new_ref(jnp.zeros(tuple(o.shape), o.dtype)) for o in out_leaves]
+    out_refs = tree_util.tree_unflatten(out_tree, outs)
+    if not isinstance(out_type, (tuple, list)):
+        out_refs = (out_refs,)
+    in_refs = tree_util.tree_unflatten(tree, refs)
+
+    @core_map(mesh, compiler_params=compiler_params, interpret=interpret, debug=debug,
+              cost_estimate=cost_estimate, name=name or _fun_name(body),
+              scratch_shapes=scratch_types)
+    def _(*scratch, **kw_scratch):
+        body(*in_refs, *out_refs, *scratch, **kw_scratch)
+    return tree_util.tree_unflatten(out_tree, [r[...] for r in outs])
 
 
 class semaphore:

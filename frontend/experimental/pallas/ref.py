@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from mjax import lax
+from mjax import ref as array_refs
 from mjax.dialect.ops import state as S
 from mjax.tracing.core import Tracer, bind
 from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE, VIEW_START
@@ -445,6 +446,9 @@ class _At:
 
 
 def as_ref(x, what: str) -> Ref:
+    if not isinstance(x, Ref):
+        view = array_refs._kernel_ref(x)     # (a Ref a pl.core_map kernel closes over)
+        x = x if view is None else view
     if not isinstance(x, Ref):
         raise TypeError(f"{what} expects a ref (a kernel argument or a view of one), got "
                         f"{type(x).__name__}")

@@ -1,0 +1,237 @@
+"""`pl.core_map`: a zero-argument kernel run once per core of a mesh, closing over refs
+(`jax.new_ref` arrays in HBM) that it reads and writes with DMAs and `pl.run_scoped`
+scratch. JAX: pallas/core.py (core_map) and its TensorCore discharge rule
+(pallas/mosaic/core.py, pallas/mpmd.py).
+
+As JAX does, a core_map over a mesh of one core becomes a `pallas_call` over a grid of one
+point (the core axis, `parallel`): its operands are the current values of the refs the
+body closes over (pl.ANY memory), its results the values of those it writes, aliased to
+them and written back into the Refs. The body is traced twice: first to find the refs it
+uses and which it writes (that function is then erased), then as the kernel, where each
+of those Refs is the kernel's ref of its operand (mjax.ref.kernel_view), and
+`lax.axis_index(axis)` is the kernel's program id (0; axis_size 1).
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+
+import numpy as np
+
+from mjax import ref as array_refs
+from mjax.base import trace_trees, tree_util
+from mjax.dialect import context
+from mjax.dialect.ops import control_flow as CF
+from mjax.dialect.ops import pallas_tpu as PT
+from mjax.dialect.ops import state as S
+from mjax.dialect.types import RefAval
+from mjax.dialect.values import attr, string_attr
+from mjax.experimental.pallas.core import ANY, BlockSpec
+from mjax.experimental.pallas.pallas_call import (_fun_name, _is_scratch_leaf,
+                                                  _module_names, _scratch_aval, pallas_call)
+from mjax.experimental.pallas.primitives import KernelContext, program_id
+from mjax.experimental.pallas.ref import Ref as KernelRef
+from mjax.jit.jitted import jit
+from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
+from mjax.tracing.axis_env import AXIS_ENV
+from mjax.tracing.core import Trace, aval_of_value, current_trace
+
+# Ops that only read the refs among their operands; a DMA reads its source (operand 0)
+# and writes its destination and semaphores; other ops holding a ref write it (JAX's
+# effects of these primitives).
+_READS = (S.RefGetOp, S.MaskedLoadOp, S.StridedGetOp, PT.SemaphoreReadOp)
+
+
+def _region_args(op, k: int) -> list:
+    """(block, argument) of `op`'s regions for the arguments that stand for its operand
+    `k`; None where mjax does not know how the op passes operands into its regions."""
+    view = op.opview
+    blocks = [r.blocks[0] for r in op.regions if len(r.blocks)]
+    if isinstance(view, (PT.RunScopedOp, CF.ScanOp)):     # (consts first, in order)
+        return [(b, b.arguments[k]) for b in blocks if k < len(b.arguments)]
+    if isinstance(view, CF.CondOp):                       # (index, *ops)
+        return [(b, b.arguments[k - 1]) for b in blocks if 0 < k <= len(b.arguments)]
+    if isinstance(view, CF.WhileOp):        # (*cond_consts, *body_consts, *init)
+        nc, nb = attr(op, "cond_nconsts", 0), attr(op, "body_nconsts", 0)
+        cond, body = blocks
+        if k < nc:
+            return [(cond, cond.arguments[k])]
+        if k < nc + nb:
+            return [(body, body.arguments[k - nc])]
+        c = k - nc - nb
+        return [(cond, cond.arguments[nc + c]), (body, body.arguments[nb + c])]
+    return None
+
+
+def _writes(block, value) -> bool:
+    """Whether an op of `block` (or of a region inside it) writes the ref `value`."""
+    for op in block.operations:
+        op = op.operation
+        ks = [k for k, v in enumerate(op.operands) if v == value]
+        if not ks:
+            continue
+        view = op.opview
+        if len(op.regions):
+            for k in ks:
+                args = _region_args(op, k)
+                if args is None:
+                    return True           # (an op mjax cannot see into: written)
+                if any(_writes(b, a) for b, a in args):
+                    return True
+            continue
+        if isinstance(view, _READS):
+            continue
+        if isinstance(view, PT.DmaStartOp) and ks == [0]:
+            continue
+        if isinstance(view, PT.DmaWaitOp) and all(k >= 2 for k in ks):
+            continue                      # (the source a wait names)
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def _closed_over(view):
+    """The Refs a kernel's body closes over are its refs, as `view` gives them."""
+    saved, array_refs.kernel_view = array_refs.kernel_view, view
+    try:
+        yield
+    finally:
+        array_refs.kernel_view = saved
+
+
+def _scratch(scratch_shapes):
+    """(the scratch avals, what the body gets: the scratch refs as its arguments)."""
+    leaves, tree = trace_trees.tree_flatten(scratch_shapes, is_leaf=_is_scratch_leaf)
+    return [_scratch_aval(s) for s in leaves], tree
+
+
+def _body_args(tree, refs, scratch_shapes) -> tuple[list, dict]:
+    if isinstance(scratch_shapes, dict):
+        return [], dict(tree_util.tree_unflatten(tree, refs))
+    return list(tree_util.tree_unflatten(tree, refs)), {}
+
+
+def _find_refs(f, axis, scratch_shapes, name):
+    """Traces `f` once into a throwaway function: the Refs it closes over, in the order it
+    first uses them, and whether it writes each."""
+    module = current_trace().module
+    before = _module_names(module)
+    avals, tree = _scratch(scratch_shapes)
+    trace = Trace(module, f"{name}_core_map_refs", avals, visibility="private")
+    trace.census = None                  # (erased below: the passes never see it)
+    order, views = [], {}
+
+    def view(ref):
+        hit = views.get(id(ref))
+        if hit is None:
+            hit = views[id(ref)] = KernelRef(trace.to_tracer(ref))
+            order.append(ref)
+        return hit
+
+    try:
+        with context(), trace, KernelContext(trace, (1,)), _closed_over(view), \
+                AXIS_ENV.indexed(axis, 1, lambda: program_id(0)):
+            args, kwargs = _body_args(tree, [KernelRef(t) for t in trace.args],
+                                      scratch_shapes)
+            if f(*args, **kwargs) is not None:
+                raise ValueError(f"The kernel function in core_map {name} should return "
+                                 f"None (it writes the refs it closes over)")
+        refs = [views[id(r)].tracer.value for r in order]
+        written = [_writes(trace.block, v) for v in refs]
+        others = [c for c in trace.captured if type(aval_of_value(c)) is not RefAval]
+    finally:
+        for op in list(module.body.operations):
+            op = op.operation
+            if string_attr(op, "sym_name", None) not in before | {None}:
+                op.erase()
+    if others:
+        consts = [aval_of_value(c).str_short() for c in others]
+        raise ValueError(f"The kernel function in core_map {name} captures non-scalar "
+                         f"constants {consts}. You should pass them as inputs.")
+    return order, written
+
+
+def _params(compiler_params) -> dict:
+    """The TPU compiler parameters of the call: the user's, the core axis `parallel`."""
+    fields = {}
+    if compiler_params is not None:
+        if getattr(compiler_params, "mjax_backend", None) != "mosaic_tpu":
+            raise ValueError("compiler_params must be a pltpu.CompilerParams")
+        fields = {f.name: getattr(compiler_params, f.name)
+                  for f in dataclasses.fields(compiler_params)}
+        if fields.get("dimension_semantics") is not None:
+            raise ValueError("dimension_semantics must be None for TensorCoreMesh")
+    fields["dimension_semantics"] = ("parallel",)
+    return {"mosaic_tpu": fields}
+
+
+def _stage(f, mesh, axis, compiler_params, interpret, debug, cost_estimate, name,
+           scratch_shapes):
+    order, written = _find_refs(f, axis, scratch_shapes, name)
+    for r in order:
+        if type(r) is not array_refs.Ref:
+            raise NotImplementedError(f"core_map {name} closes over {r!r}: mjax's core_map "
+                                      f"takes refs of arrays")
+    outs = [i for i, w in enumerate(written) if w]
+    n_in, n_out = len(order), len(outs)
+    avals, tree = _scratch(scratch_shapes)
+
+    def kernel(*refs):
+        mine = {id(r): k for r, k in zip(order, refs[:n_in])}
+
+        def view(ref):
+            hit = mine.get(id(ref))
+            if hit is None:
+                raise ValueError(f"core_map {name}: its body used a Ref on its second "
+                                 f"trace that its first did not ({ref!r}); the body must "
+                                 f"trace the same way each time")
+            return hit
+        args, kwargs = _body_args(tree, list(refs[n_in + n_out:]), scratch_shapes)
+        with _closed_over(view), AXIS_ENV.indexed(axis, 1, lambda: program_id(0)):
+            f(*args, **kwargs)
+
+    kernel.__name__ = name
+    call = pallas_call(
+        kernel, [ShapeDtypeStruct(order[i].shape, order[i].dtype) for i in outs],
+        grid=(1,), in_specs=[BlockSpec(memory_space=ANY)] * n_in,
+        out_specs=[BlockSpec(memory_space=ANY)] * n_out,
+        scratch_shapes=[] if not avals else list(trace_trees.tree_leaves(
+            scratch_shapes, is_leaf=_is_scratch_leaf)),
+        input_output_aliases={i: j for j, i in enumerate(outs)}, debug=debug,
+        interpret=interpret, name=name, compiler_params=_params(compiler_params),
+        cost_estimate=cost_estimate)
+    values = call(*[r[...] for r in order])
+    for i, v in zip(outs, values):
+        order[i][...] = v
+
+
+def core_map(mesh, *, compiler_params=None, interpret=False, debug=False,
+             cost_estimate=None, name=None, metadata=None, scratch_shapes=()):
+    """A decorator running the decorated zero-argument function once per core of `mesh`
+    (at once; it returns None), with its scratch refs as arguments (`scratch_shapes`); it
+    reads and writes the Refs it closes over (pl.ANY memory: DMAs, pltpu.sync_copy) and
+    `lax.axis_index(axis)` is its core's index. mjax runs meshes of one core (a TPU v5e
+    has one TensorCore per chip). JAX: pl.core_map."""
+    shape = dict(getattr(mesh, "shape", {}) or {})
+    if len(shape) != 1:
+        raise NotImplementedError(f"pl.core_map over a mesh of axes {tuple(shape)} is not "
+                                  f"supported by mjax (a mesh of one axis is)")
+    (axis, cores), = shape.items()
+    if cores != 1:
+        raise NotImplementedError(f"pl.core_map over a mesh of {cores} cores is not "
+                                  f"supported by mjax (meshes of one core are: a kernel "
+                                  f"per core and the copies between cores are missing)")
+
+    def wrapped(f):
+        kname = name or _fun_name(f)
+        run = lambda: _stage(f, mesh, axis, compiler_params, interpret, debug,  # noqa: E731
+                             cost_estimate, kname, scratch_shapes)
+        if current_trace() is None:
+            jit(run)()
+        else:
+            run()
+        return None
+    return wrapped
+
+
+__all__ = ["core_map"]
