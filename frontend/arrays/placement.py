@@ -414,6 +414,9 @@ def mark_committed(x):
 
 def _devices_of(buf) -> tuple:
     sharding = getattr(buf, "_sharding", None)
+    if sharding is None:     # (an IREE buffer: on its one device)
+        device = getattr(buf, "device", None)
+        return () if device is None else (device,)
     return tuple(getattr(sharding, "_internal_device_list", ()))
 
 

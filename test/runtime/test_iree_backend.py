@@ -357,6 +357,15 @@ def test_jit_placed_on_another_backends_device_compiles_there():
     assert g(x).devices() == {mjax.devices()[0]}
     with pytest.raises(NotImplementedError, match="IREE backend cannot call Python"):
         mjax.jit(lambda v: mjax.debug.callback(print, v), device=dev)(x)
+    # computations follow arrays committed there (eager ops, jit, grad), as in JAX; with
+    # arrays committed to another device, JAX's ValueError
+    y = mjax.device_put(x, dev)
+    for out in (y + 1, jnp.sin(y), mjax.jit(jnp.sum)(y),
+                mjax.grad(lambda v: (v * v).sum())(y)):
+        assert out.devices() == {dev} and isinstance(out._buf, IreeBuffer)
+    np.testing.assert_allclose(np.asarray(mjax.grad(lambda v: (v * v).sum())(y)), 2 * x)
+    with pytest.raises(ValueError, match="incompatible devices"):
+        y + mjax.device_put(x, mjax.devices()[0])
 
 
 @pytest.mark.parametrize("offset", [0, 4, 16])
