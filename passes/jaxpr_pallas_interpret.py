@@ -252,11 +252,12 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> Non
         arrays, scratch = call.step(b, [zero] * len(grid), arrays, scratch)
     elif not isinstance(n_points, int) or n_points > 0:
         arrays = _grid_loop(b, call, arrays, scratch, n_points, op.location)
-    # An output aliased to an input is that input's buffer: where the kernel wrote the
-    # input's ref and not the output's (pl.core_map's kernels write the refs they close
-    # over through the inputs), the output is what the input's ref holds.
+    # With `shared_aliases` an output aliased to an input is that input's buffer: where
+    # the kernel wrote the input's ref and not the output's (pl.core_map's kernels write
+    # the refs they close over through the inputs), the output is what the input's ref
+    # holds. (JAX's interpret=True keeps them apart: the output keeps the input's value.)
     finals = list(arrays[call.n_in:])
-    for j, i in aliases.items():
+    for j, i in aliases.items() if p["shared_aliases"] else ():
         if call.written[i] and not call.written[call.n_in + j]:
             finals[j] = arrays[i]
     outs = [_crop(b, x, a.shape, spec)

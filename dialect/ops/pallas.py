@@ -163,6 +163,11 @@ class PallasCallOp(JaxprOp, name="pallas_call"):
         "scratch_memory_spaces": A.AnyAttr(default=None),
         "input_output_aliases": A.Ints(default=()),
         "interpret": A.Bool(default=False),
+        # An aliased operand and result are one buffer in interpret mode, as on the chip:
+        # what the kernel writes through the operand's ref is the result (core_map's
+        # kernels write the refs they close over through their inputs). Otherwise
+        # interpret mode keeps them apart, as JAX's interpret=True does.
+        "shared_aliases": A.Bool(default=False),
         "compiler_params": A.AnyAttr(default=None),
         "cost_estimate": A.AnyAttr(default=None),
     }

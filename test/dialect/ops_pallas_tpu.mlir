@@ -104,3 +104,15 @@ func.func private @prng(%a: tensor<i32>, %b: tensor<i32>) -> tensor<8x128xi32> {
   %0 = "jaxpr.prng_random_bits"() {shape = array<i64: 8, 128>} : () -> tensor<8x128xi32>
   return %0 : tensor<8x128xi32>
 }
+
+// -----
+
+// A read through a reshaped view, every other row (ref.reshape(16, 64)[pl.ds(0, 8, stride=2)]).
+
+// CHECK-LABEL: func.func private @strided
+// CHECK:         "jaxpr.strided_get"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {access_sizes = array<i64: 8, 64>, access_squeezed = array<i64>, access_strides = array<i64: 2, 1>, reshaped = true, shape = array<i64: 16, 64>, sizes = array<i64: 8, 128>, squeezed = array<i64>} : (memref<8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x64xf32>
+func.func private @strided(%x: memref<8x128xf32>) -> tensor<8x64xf32> {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %v = "jaxpr.strided_get"(%x, %z, %z, %z, %z) {access_sizes = array<i64: 8, 64>, access_squeezed = array<i64>, access_strides = array<i64: 2, 1>, reshaped = true, shape = array<i64: 16, 64>, sizes = array<i64: 8, 128>, squeezed = array<i64>} : (memref<8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x64xf32>
+  return %v : tensor<8x64xf32>
+}

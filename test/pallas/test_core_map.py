@@ -212,3 +212,19 @@ def test_chunked_loop_values_and_module_match_jax():
         # unchanged, mjax's loop keeps it as an scf.for iter_arg, and stages one more 0)
         a, b = (constants_by_value(normalize(t, "canonicalize,cse")) for t in (jbody, mbody))
         assert a == b, _diff(a, b)
+
+
+def test_plain_pallas_call_keeps_aliased_buffers_apart_in_interpret_mode():
+    # (core_map's calls share an aliased operand's buffer with its result; a plain
+    # pallas_call's interpret=True keeps them apart, as JAX's: a kernel that writes only
+    # the aliased input ref returns the input's value)
+    def call(J, pl_):
+        def k(x_ref, o_ref):
+            x_ref[...] = x_ref[...] + 10
+        return J.jit(lambda x: pl_.pallas_call(
+            k, out_shape=J.ShapeDtypeStruct(x.shape, x.dtype), input_output_aliases={0: 0},
+            interpret=True)(x))
+    x = np.arange(np.prod(SHAPE), dtype=np.float32).reshape(SHAPE)
+    want = np.asarray(call(jax, jpl)(x))
+    np.testing.assert_array_equal(want, x)
+    np.testing.assert_array_equal(np.asarray(call(mjax, pl)(x)), want)

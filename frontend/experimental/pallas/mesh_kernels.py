@@ -200,6 +200,7 @@ def _stage(f, mesh, axis, compiler_params, interpret, debug, cost_estimate, name
         input_output_aliases={i: j for j, i in enumerate(outs)}, debug=debug,
         interpret=interpret, name=name, compiler_params=_params(compiler_params),
         cost_estimate=cost_estimate)
+    call.shared_aliases = True      # (the kernel writes the refs through its inputs)
     values = call(*[r[...] for r in order])
     for i, v in zip(outs, values):
         order[i][...] = v

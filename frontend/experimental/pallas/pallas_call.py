@@ -336,6 +336,7 @@ class _PallasCall:
         self.aliases = dict(input_output_aliases or {})
         self.debug = debug
         self.interpret = bool(interpret)
+        self.shared_aliases = False     # (core_map's calls: see PallasCallOp)
         self.name = name or _fun_name(kernel)
         self.compiler_params = _compiler_params(compiler_params)
         self.cost_estimate = _cost_estimate(cost_estimate)
@@ -458,6 +459,7 @@ class _PallasCall:
                 input_output_aliases=tuple(x for io in sorted(self.aliases.items())
                                            for x in io),
                 interpret=self.interpret or tpu_interpret_mode.value is not None,
+                shared_aliases=self.shared_aliases,
                 compiler_params=self.compiler_params, **extra)
         outs = [Tracer(outer, r, a) for r, a in zip(results, out_avals)]
         return tree_util.tree_unflatten(out_tree, outs)
