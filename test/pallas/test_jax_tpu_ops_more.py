@@ -373,7 +373,8 @@ def test_reshaped_and_strided_ref_reads_lower_and_run_as_jax():
     with context(), ir.Location.unknown():
         texts = []
         for t in (want_text, got_text):
-            (call,) = custom_calls(ir.Module.parse(t))
+            module = ir.Module.parse(t)     # (held: its ops die with it)
+            (call,) = custom_calls(module)
             texts.append(normalize(decode(call)[1]))
     assert "tpu.strided_load" in texts[0] and "tpu.memref_reshape" in texts[0]
     assert texts[1] == texts[0], _diff(*texts)
