@@ -365,7 +365,7 @@ def test_jit_placed_on_another_backends_device_compiles_there():
         assert out.devices() == {dev} and isinstance(out._buf, IreeBuffer)
     np.testing.assert_allclose(np.asarray(mjax.grad(lambda v: (v * v).sum())(y)), 2 * x)
     with pytest.raises(ValueError, match="incompatible devices"):
-        y + mjax.device_put(x, mjax.devices()[0])
+        y + mjax.device_put(x, get_backend("cpu").devices()[0])
 
 
 @pytest.mark.parametrize("offset", [0, 4, 16])
