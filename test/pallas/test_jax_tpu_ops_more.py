@@ -43,15 +43,11 @@ def _load_ops(ops_dir: str) -> None:
 
 
 def _load(ops_dir: str, rel: str):
-    import importlib.util
+    from jax_tpu_kernels import load     # (in the child: its `jax` is the child's)
     name = f"{PKG}.{rel[:-3].replace('/', '.')}"
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ops_dir, rel))
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load(name, os.path.join(ops_dir, rel))
 
 
 def _rnd(seed, shape, dtype=np.float32):
