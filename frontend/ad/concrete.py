@@ -36,7 +36,7 @@ from mjax.dialect.types import KeyType
 from mjax.arrays.dispatch import execute
 from mjax.specs.dtypes import aval_of_value, to_numpy
 from mjax.arrays.eager import apply_eager
-from mjax.tracing.lowering import compile_printed, finishing_passes, lower_to_stablehlo
+from mjax.tracing.lowering import compile_for_buffers
 from mjax.passes.rules.tables import has_zero_derivative
 from mjax.arrays.placement import device_buffer, device_put_value
 from mjax.runtime import get_backend
@@ -347,10 +347,7 @@ def _run_group(module, operations, known):
         key = (str(program), kinds)
         exe = _GROUP_CACHE.get(key)
         if exe is None:
-            printed = lower_to_stablehlo(program, finishing=finishing_passes(
-                backend, memory_kinds=memory_kinds.memory_kinds_pass(kinds, (),
-                                                                     backend.platform)))
-            exe = _GROUP_CACHE[key] = compile_printed(printed, backend, out_avals=out_avals)
+            exe = _GROUP_CACHE[key] = compile_for_buffers(program, out_avals, kinds)
     return execute(exe, bufs, out_avals, args)
 
 

@@ -28,7 +28,7 @@ from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
 from mjax.arrays.dispatch import execute
 from mjax.arrays.host_callbacks import errors_for_caller
-from mjax.tracing.lowering import compile_printed, finishing_passes, lower_to_stablehlo
+from mjax.tracing.lowering import compile_for_buffers
 from mjax.passes import custom_rules
 from mjax.passes.autodiff import linearize_functions, vjp_functions
 from mjax.passes.ir_util import FunctionTable, functions_text
@@ -250,11 +250,7 @@ class _SplitEntry:
         with context(), ir.Location.unknown(context()):
             module = ir.Module.parse(self.text)
             out_avals = _add_main(module, callee)
-        backend = get_backend()
-        printed = lower_to_stablehlo(module, finishing=finishing_passes(
-            backend, memory_kinds=memory_kinds.memory_kinds_pass(kinds, (),
-                                                                 backend.platform)))
-        return compile_printed(printed, backend, out_avals=out_avals)
+        return compile_for_buffers(module, out_avals, kinds)
 
     def linear_exe(self, kinds=None):
         """The linear part's executable for arguments in memories `kinds`."""

@@ -19,6 +19,7 @@ from mjax.passes.pipeline import PIPELINE, kernel_pipeline  # noqa: F401  (PIPEL
 from mjax.passes.pipeline import Printed, print_for_backend
 from mjax.passes.pipeline import pipeline_for as _pipeline_of
 from mjax.passes.registry import PASSES
+from mjax.specs.memory_kinds import memory_kinds_pass
 from mjax.runtime.backend import (Platform, default_platform, get_backend, lowering_for,
                                   platform_record)
 
@@ -174,6 +175,17 @@ def finishing_passes(backend, layout_modes=None, memory_kinds=None) -> list:
     host callbacks' pass for `backend` (callbacks_pass)."""
     return [p for p in (layout_modes, memory_kinds, callbacks_pass(backend))
             if p is not None]
+
+
+def compile_for_buffers(module, out_avals, kinds=None):
+    """The default backend's executable of a program cut out of a traced function (an
+    eager vjp's forward and linear parts, ops run for Python's concrete values), its
+    parameters in the memory of the buffers it will run on (`kinds`:
+    memory_kinds.buffer_kinds; a TPU refuses a buffer in another memory)."""
+    backend = get_backend()
+    printed = lower_to_stablehlo(module, finishing=finishing_passes(
+        backend, memory_kinds=memory_kinds_pass(kinds, (), backend.platform)))
+    return compile_printed(printed, backend, out_avals=out_avals)
 
 
 def compile_printed(printed: Printed, backend, devices=None, **kwargs):
