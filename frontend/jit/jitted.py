@@ -52,7 +52,7 @@ from mjax.runtime.xla import xla_compile_options
 from mjax.specs.sharding_impls import NamedSharding, P, current_mesh
 from mjax.tracing.source_info import at_user_line, wraps
 from mjax.spmd import jit as spmd
-from mjax.jit.stages import Traced
+from mjax.jit.stages import Traced, placement_of
 from mjax.tracing.staging import TracedFunction, eval_shape
 from mjax.lax.unreduced import apply_unreduced, is_unreduced, keep_reduced
 
@@ -699,6 +699,8 @@ class Jitted:
                       mesh)
         donation = (tuple(self.donate_argnums), self._donated_leaves(args, dyn_kwargs))
         stage = Traced(traced, self._name, layout, self._user_passes(), donation)
+        if layout is None:    # (one device: where it lowers, compiles and runs)
+            stage._place = lambda: placement_of(self, leaves, traced, static_key)
         stage._layouts = self._layouts   # (Formats given: mjax/specs/layout.py)
         stage._retrace = lambda: self.trace(*args, **kwargs)   # (lowering_platforms=)
         stage._memory_kinds = self._memory_kinds(

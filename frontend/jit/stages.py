@@ -17,6 +17,7 @@ from mjax.arrays.array import Array
 from mjax.config import config
 from mjax.dialect import context
 from mjax.arrays.dispatch import execute
+from mjax.arrays.placement import commit_tree, committed_device, default_device, on_device
 from mjax.specs.dtypes import aval_of_value, to_numpy
 from mjax.specs.float0 import restore_float0
 from mjax.tracing.lowering import (clone_module, compile_printed, compile_pipeline,
@@ -27,6 +28,7 @@ from mjax.passes.pipeline import print_for_backend
 from mjax.passes.rules.export import CALLER_DEVICES
 from mjax.passes.ir_util import main_function
 from mjax.jaxpr.pretty import pretty_print
+from mjax.jit.cache_miss_log import describer
 from mjax.jaxpr.pretty_expand import expanded_function
 from mjax.jaxpr.pretty_types import print_types
 from mjax.runtime import get_backend
@@ -89,6 +91,50 @@ class ClosedJaxpr(jaxpr_objects.ClosedJaxpr):
         return self._pretty
 
 
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    """Where a jit's stages lower, compile and run (`placement_of`):
+    `backend`, the backend's name (None: the default's), as `Jitted._backend_for` chose
+    it; `devices`, the one device (None: the backend's first); `commit`, whether the
+    results are committed (jit(device=/backend=), committed arguments); `pinned`, whether
+    jit(device=/backend=) chose the device (JAX then takes committed arguments from other
+    devices, where otherwise it refuses them); `arg_names`, the arguments' names for
+    that error (a function: they are found when it is raised)."""
+    backend: str | None = None
+    devices: list | None = None
+    commit: bool = False
+    pinned: bool = False
+    arg_names: Any = None
+
+    @property
+    def platform(self) -> str:
+        """The platform of the backend it compiles for ('cpu', 'iree', ...)."""
+        return str(get_backend(self.backend).platform)
+
+
+_DEFAULT_PLACEMENT = Placement()    # the default backend's first device, uncommitted
+
+
+def placement_of(jitted, leaves, traced, static_key) -> Placement:
+    """Where the stages of `jitted`'s trace for `leaves` lower, compile and run, as
+    JAX's: jit(device=)'s device, jit(backend=)'s first, the committed arguments' (the
+    results committed in these three cases), else jax_default_device's (None: the
+    default backend's first); compiled by the backend `Jitted._backend_for` picks for
+    it, as the jit's calls are."""
+    pinned = jitted._device is not None or jitted._backend is not None
+    if pinned:
+        device = jitted._device or get_backend(jitted._backend).devices()[0]
+    else:
+        device = committed_device(leaves, describer(jitted.fun, jitted._name,
+                                                    traced.in_tree, static_key))
+    commit = device is not None
+    if device is None:
+        device = default_device()
+    devs = None if device is None else [device]
+    return Placement(jitted._backend_for(devs), devs, commit, pinned, lambda: (
+        layout_api.arg_names(jitted.fun, traced.in_tree, bool(jitted.static_argnums))))
+
+
 class _Signature:
     """What JAX's Traced, Lowered and Compiled tell of the arguments and results: pytree
     structures, avals, ShapeDtypeStructs, donation. Needs `_traced` and `_donation`
@@ -134,6 +180,7 @@ class Traced(_Signature):
     _layouts = None    # the layouts of Formats jit was given (mjax/specs/layout.py)
     _memory_kinds = None    # (argument kinds, asked result kinds): mjax/specs/memory_kinds.py
     _retrace = None    # the same trace made again (jit's), for lowering_platforms=
+    _place = None    # () -> the Placement (jit's: found as it lowers, as JAX checks)
 
     def __init__(self, traced, name, layout=None, user_passes=(), donation=((), ())):
         self._traced = traced
@@ -153,25 +200,31 @@ class Traced(_Signature):
 
     def lower(self, *, lowering_platforms: tuple[str, ...] | None = None,
               _private_parameters=None):
-        """The StableHLO module, lowered for the default backend's platform, or for
-        `lowering_platforms` (one of 'cpu', 'tpu', 'cuda', 'rocm'), on any machine: such
-        a module is for `as_text()` and export, and compiles only where that platform
-        runs. A jit's function is traced again for another platform, since tracing
-        chooses by platform (platform_dependent, linear algebra's kernels)."""
+        """The StableHLO module, lowered for the platform of the device the jit runs
+        on (jit(device=/backend=), its committed arguments', else the default backend's),
+        or for `lowering_platforms` (one of 'cpu', 'tpu', 'cuda', 'rocm'), on any
+        machine: such a module is for `as_text()` and export, and compiles only where
+        that platform runs. A jit's function is traced again for another platform, since
+        tracing chooses by platform (platform_dependent, linear algebra's kernels)."""
         target = _lowering_target(lowering_platforms)
+        placement = self._place() if self._place is not None else _DEFAULT_PLACEMENT
         # (Under the options of the trace, whatever is in force now: the rules the passes
         # trace (custom_vjp's bwd) and a trace made again for another platform read them;
         # jax_default_matmul_precision chooses their dots' precision, as in JAX's trace.)
         with config.trace_state_override(self._options):
-            if target is None or target == str(target_platform()):
+            if target is None:     # (for the placement's backend, as jit's calls lower)
+                lowered = self._lower(placement.backend)
+            elif target == str(target_platform()):
                 lowered = self._lower()
             else:              # traced again for the target: its choices are made then
                 with lowering_for_platform(target):
                     lowered = (self._retrace() if self._retrace else self)._lower()
         lowered._platform = target
+        lowered._placement = placement
         return lowered
 
-    def _lower(self):
+    def _lower(self, backend: str | None = None):
+        """Lowered for `backend` (a name; None: the platform lowered for now)."""
         # A copy (self.jaxpr stays untouched) that keeps the user's source locations.
         module = clone_module(self._traced.module)
         if self._layout is not None:   # over a mesh: frontend/spmd/jit.py
@@ -179,11 +232,12 @@ class Traced(_Signature):
                                self._traced.out_avals, self._layout[2], text=False,
                                user_passes=self._user_passes)
         else:
-            jaxpr = lower_module(module, self._user_passes, keep_jaxpr=True)
+            jaxpr = lower_module(module, self._user_passes, keep_jaxpr=True,
+                                 backend=backend)
             _name_as_jax(module, self.fun_name, self._traced.out_tree)
         finishing = [layout_api.layout_modes_pass(self._layouts, self._traced)]
         if self._memory_kinds is not None:     # (mjax/specs/memory_kinds.py)
-            finishing.append(memory_kinds.memory_kinds_pass(*self._memory_kinds))
+            finishing.append(memory_kinds.memory_kinds_pass(*self._memory_kinds, backend))
         with context(), ir.Location.unknown(context()):
             run_pipeline(module, [p for p in finishing if p is not None])
         lowered = Lowered(self._traced, module, self._layout, jaxpr, self._donation)
@@ -263,7 +317,8 @@ class Lowered(_Signature):
     """`.as_text()` is StableHLO; `.compile()` runs XLA."""
     _layouts = None    # the layouts of Formats jit was given (mjax/specs/layout.py)
     _user_passes = ()  # the users' passes it was lowered with (docs/passes.md)
-    _platform = None   # lower(lowering_platforms=)'s platform; None: the default's
+    _platform = None   # lower(lowering_platforms=)'s platform; None: the placement's
+    _placement = _DEFAULT_PLACEMENT   # where it compiles and runs (Traced's)
 
     def __init__(self, traced, module, layout=None, jaxpr=None, donation=((), ())):
         self._traced = traced
@@ -311,7 +366,7 @@ class Lowered(_Signature):
         """XLA's cost estimates (flops, bytes accessed, ...) of the module before
         optimization, or None where the backend has none; Compiled.cost_analysis gives
         them after. JAX: Lowered.cost_analysis."""
-        return self._cost_analysis(get_backend())
+        return self._cost_analysis(get_backend(self._placement.backend))
 
     def _cost_analysis(self, backend):
         """cost_analysis by `backend`'s client (pl.estimate_cost asks the host CPU's
@@ -331,7 +386,7 @@ class Lowered(_Signature):
         flops with the sum of its calls'); the module itself over a mesh."""
         if self._jaxpr is None or self._layout is not None:
             return self.compiler_ir("hlo")
-        pipeline = compile_pipeline(self._user_passes)
+        pipeline = compile_pipeline(self._user_passes, self._placement.backend)
         tail = [s for s in pipeline[step_names(pipeline).index("jaxpr-to-stablehlo"):]
                 if not (isinstance(s, tuple) and s[0] == "cse")]
         module = clone_module(self._jaxpr)
@@ -351,12 +406,13 @@ class Lowered(_Signature):
             raise NotImplementedError("Lowered.compile(device_assignment=...): mjax compiles "
                                       "for the devices the function was lowered for")
         refuse_symbolic(self._traced.in_avals, "the lowered function")
-        here = str(get_backend().platform)
+        placement = self._placement
+        backend = get_backend(placement.backend)
+        here = placement.platform
         if self._platform is not None and self._platform != here:
             raise ValueError(f"This module was lowered for the '{self._platform}' platform "
                              f"(lower(lowering_platforms=...)) and cannot be compiled for "
-                             f"the '{here}' backend of this process")
-        backend = get_backend()
+                             f"the '{here}' backend it runs on")
         module, finishing = self._module, finishing_passes(backend)
         if finishing:     # (host callbacks readied on a copy: as_text shows them lowered)
             module = clone_module(module)
@@ -371,8 +427,9 @@ class Lowered(_Signature):
                 self._layout, self._donation)
         else:
             compiled = Compiled(self._traced, compile_printed(
-                printed, backend, out_avals=self._traced.out_avals, options=options),
-                donation=self._donation)
+                printed, backend, placement.devices, out_avals=self._traced.out_avals,
+                options=options), donation=self._donation)
+            compiled._placement = placement
         compiled._layouts = self._layouts
         return compiled
 
@@ -380,6 +437,7 @@ class Lowered(_Signature):
 class Compiled(_Signature):
     """Callable executable; `.as_text()` is XLA's optimized HLO."""
     _layouts = None    # the layouts of Formats jit was given (mjax/specs/layout.py)
+    _placement = _DEFAULT_PLACEMENT   # where it runs (Lowered's; one device)
 
     def __init__(self, traced, executable, layout=None, donation=((), ())):
         self._traced = traced
@@ -456,14 +514,22 @@ class Compiled(_Signature):
             layout_api.check_compiled_args(leaves, self._exe, avals, self._traced)
         if self._layout is not None:
             return self._call_spmd(leaves, avals)
+        placement = self._placement
+        if not placement.pinned:
+            _check_committed(leaves, self._exe.devices[0], placement, self._traced)
+        backend = get_backend(placement.backend)
         if self._const_bufs is None:
             self._const_bufs = [c._buf if isinstance(c, Array) else
-                                get_backend().put(to_numpy(c)) for c in self._traced.captured]
-        bufs = [x._buf if isinstance(x, Array) else get_backend().put(to_numpy(x))
-                for x in leaves]
-        arrays = execute(self._exe, bufs + self._const_bufs, self._traced.out_avals, leaves)
+                                backend.put(to_numpy(c)) for c in self._traced.captured]
+        bufs = [x._buf if isinstance(x, Array) else backend.put(to_numpy(x))
+                for x in leaves] + self._const_bufs
+        if placement.devices is not None:     # (those elsewhere copied to its device)
+            bufs = on_device(bufs, placement.devices[0])
+        arrays = execute(self._exe, bufs, self._traced.out_avals, leaves)
         if getattr(self._exe, "custom_layouts", False):
             layout_api.mark_laid_out(arrays)
+        if placement.commit:
+            commit_tree(arrays)
         return restore_float0(tree_util.tree_unflatten(self._traced.out_tree, arrays))
 
     def _call_spmd(self, leaves, avals):
@@ -475,6 +541,25 @@ class Compiled(_Signature):
         arrays = spmd.wrap_outputs(outs, self._traced.out_avals, out_shardings, self._exe,
                                    mesh)
         return restore_float0(tree_util.tree_unflatten(self._traced.out_tree, arrays))
+
+
+def _check_committed(leaves, device, placement, traced) -> None:
+    """JAX's ValueError for committed arrays on other devices than the one a program was
+    compiled for (without jit(device=/backend=), which takes them there)."""
+    bad = [k for k, x in enumerate(leaves) if isinstance(x, Array) and
+           getattr(x, "_committed", False) and x.devices() != {device}]
+    if not bad:
+        return
+    names = (placement.arg_names() if placement.arg_names is not None else
+             layout_api.arg_names(None, traced.in_tree, True))
+    lines = [f"Argument {names[k]} with shape {leaves[k].aval}:\n"
+             f"  Passed sharding: {leaves[k].sharding}\n"
+             f"  Required sharding: {SingleDeviceSharding(device)}" for k in bad[:5]]
+    count = (f"the {len(bad)} mismatches" if len(bad) < 5 else
+             f"5 mismatches out of {len(bad)}")
+    raise ValueError(f"Computation was compiled for input shardings that disagree with "
+                     f"the shardings of arguments passed to it. Here are {count}:\n" +
+                     "\n".join(lines))
 
 
 # ---- JAX's remaining jax.stages names ------------------------------------------------
