@@ -104,10 +104,14 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
     def make(tree, static, n):
         # Outputs that are Python objects, not values (a string in grad's aux, as JAX
         # passes them through): per argument signature, the output structure and those
-        # objects, while the jit returns the arrays alone.
-        held: dict = {}
+        # objects, while the jit returns the arrays alone. Retraced, each call's trace
+        # leaves them for that call, per thread (vmap's runner is shared by the wrappers
+        # of a function, which threads may call at once).
+        per_thread = _HeldPerThread() if concrete_root else None
+        held_here: dict = {}
 
         def flat_impl(*dyn):
+            held = per_thread.table if per_thread is not None else held_here
             if concrete_root:
                 concrete.adopt_root_arguments(dyn)
             it = iter(dyn)
@@ -135,6 +139,7 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
 
         def call(*dyn):
             out = jitted(*dyn)
+            held = per_thread.table if per_thread is not None else held_here
             if not held:
                 return out
             kept = held.get(_signature(dyn))
@@ -169,6 +174,10 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
             key = (tree, static, tuple(type(x) for _, x in static))
             jitted = cache.get(key)
             if jitted is None:
+                if concrete_root and len(cache) >= _MAX_RETRACED:
+                    # (retraced jits keep nothing a call needs; vmap's runner, kept for
+                    # its function, must not keep one per static value it was called on)
+                    cache.clear()
                 jitted = cache[key] = make(tree, static, len(leaves))
         except TypeError:  # an unhashable static leaf: no caching
             jitted = make(tree, static, len(leaves))
@@ -179,6 +188,16 @@ def staged(impl, diff_argnums=None, concrete_root=False, static_leaves=None):
         return _restore_float0(out)
     run = functools.wraps(impl)(user_staged(run_here))    # (under a user-defined trace)
     return run
+
+
+class _HeldPerThread(threading.local):
+    """A retraced staged function's held output objects (see `staged`), per thread."""
+
+    def __init__(self):
+        self.table: dict = {}
+
+
+_MAX_RETRACED = 64   # (argument structures a retraced staged function keeps a jit for)
 
 
 # ---- eager calls: traced every time, compiled once per program ----------------------------
@@ -223,6 +242,20 @@ class _Retraced(Jitted):
         super().__init__(fun)
         self._fast_ok = False     # (the fast path would skip the trace)
         self._pending = None      # (the trace _fill made, for the _compile it calls)
+        # (input structure, static key) -> the arguments' names, which every call's
+        # program key holds: the same for the same structure, and ~15 us to work out
+        self._arg_names: dict = {}
+
+    def _names(self, in_tree, static_key) -> tuple:
+        """(the jit's name, its arguments' names) for the program key."""
+        key = (in_tree, static_key)
+        names = self._arg_names.get(key)
+        if names is None:
+            names = tuple(arg_names(self.fun, in_tree, static_key))
+            if len(self._arg_names) >= 64:
+                self._arg_names.clear()
+            self._arg_names[key] = names
+        return self._name, names
 
     def _trace(self, dyn_args, dyn_kwargs, static_key, n_args, flat=None):
         traced, self._pending = self._pending, None
@@ -243,7 +276,7 @@ class _Retraced(Jitted):
             # The module is named as JAX names it (name_as_jax) only when it is compiled:
             # the names are the jit's name and its arguments' (from the structure in
             # `key`), so the key holds them in place of the named module's text.
-            names = (self._name, tuple(arg_names(self.fun, traced.in_tree, static_key)))
+            names = self._names(traced.in_tree, static_key)
             program = _program_key((key, names), traced, mesh_layout)
             entry = recall_program(program) if program is not None else None
             if entry is not None:

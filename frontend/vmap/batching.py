@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import weakref
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -284,17 +285,112 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     _check_callable(fun)
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)   # JAX treats a list like a tuple here
-    _check_axes_spec(in_axes, out_axes)
-    if spmd_axis_name is not None:
-        raise NotImplementedError("vmap(spmd_axis_name=...) needs sharding support, which "
-                                  "mjax does not have yet")
-    if axis_name is not None and not isinstance(axis_name, str):
-        raise NotImplementedError(f"vmap(axis_name={axis_name!r}): only string axis names "
-                                  f"are supported")
+    params = (in_axes, out_axes, axis_name, axis_size)
+    # (plain parameters only: a bool equals an int, and in_axes=True must still raise)
+    run = _kept_runner(fun, params) if spmd_axis_name is None and \
+        _plain_params(params) else None
+    if run is None:
+        _check_axes_spec(in_axes, out_axes)
+        if spmd_axis_name is not None:
+            raise NotImplementedError("vmap(spmd_axis_name=...) needs sharding support, "
+                                      "which mjax does not have yet")
+        if axis_name is not None and not isinstance(axis_name, str):
+            raise NotImplementedError(f"vmap(axis_name={axis_name!r}): only string axis "
+                                      f"names are supported")
+        run = _new_runner(fun, params)
+    # (a new function per vmap call, as JAX's: only the runner behind it is shared)
+    wrapped = _wraps(fun)(api_boundary(functools.partial(_call_runner, run, fun)))
+    return wrapped
 
+
+def _call_runner(run, fun, /, *args, **kwargs):
+    """A vmap wrapper's body. It holds `fun` (the runner holds it weakly), so the
+    wrapper keeps its function alive, as JAX's does, whatever becomes of __wrapped__."""
+    return _unwrap_returned(run(*args, **kwargs))
+
+
+# ---- runners kept per function ----------------------------------------------------------
+# `jax.vmap(f)(x)` in a loop makes a new wrapper each call; building its runner (the
+# staged jit, ~30 us) each time is most of what a cached program leaves to pay. So the
+# runner of vmap(f, <axes>) is kept for f while f lives and shared by its wrappers. It
+# keeps nothing of a call (every call traces f again: its Python runs each time, as JAX
+# re-traces an eager vmap; programs are shared by text in mjax.ad.staging anyway), and
+# holds f by a weak reference only, so a lambda made per call is not kept alive.
+# id(f) -> (weakref to f, {(in_axes, out_axes, axis_name, axis_size): runner})
+_RUNNERS: dict = {}
+_MAX_FUNCTIONS = 512      # (functions with kept runners; past it the table starts over)
+_MAX_RUNNERS = 16         # (axis specifications kept per function)
+
+
+def _plain_params(params) -> bool:
+    """Whether the vmap parameters are ones a key can hold exactly: axes None, ints or
+    flat tuples of them (not bools, which equal ints but are refused), an axis name that
+    is a str, a size that is an int. Others (axes trees with lists or dicts, ...) get a
+    runner of their own, as before."""
+    in_axes, out_axes, axis_name, axis_size = params
+    for axes in (in_axes, out_axes):
+        entries = axes if type(axes) is tuple else (axes,)
+        if not all(a is None or type(a) is int for a in entries):
+            return False
+    return (axis_name is None or type(axis_name) is str) and \
+        (axis_size is None or type(axis_size) is int)
+
+
+def _kept_runner(fun, params):
+    """The runner kept for vmap(fun, *params) (plain parameters), or None: then its
+    parameters are checked and one made."""
+    kept = _RUNNERS.get(id(fun))
+    if kept is None or kept[0]() is not fun:
+        return None
+    return kept[1].get(params)
+
+
+def _new_runner(fun, params):
+    """A runner for vmap(fun, *params) (checked), kept for fun when it can be: its
+    parameters are plain and fun can be weakly referenced."""
+    if not _plain_params(params):
+        return _make_runner(lambda: fun, *params)
+    key = id(fun)
+    try:
+        ref = weakref.ref(fun, lambda r: _forget_function(key, r))
+    except TypeError:    # (no weak reference to it: a builtin, a ufunc, jnp.sin)
+        if not type(fun).__module__.startswith("mjax."):
+            return _make_runner(lambda: fun, *params)
+        # (mjax's own functions, jnp.sin an EagerOp, live as long as the process: held)
+        ref = functools.partial(_itself, fun)
+    run = _make_runner(ref, *params)
+    kept = _RUNNERS.get(key)
+    if kept is None or kept[0]() is not fun:
+        if len(_RUNNERS) >= _MAX_FUNCTIONS:
+            _RUNNERS.clear()
+        kept = _RUNNERS[key] = (ref, {})
+    if len(kept[1]) >= _MAX_RUNNERS:
+        kept[1].clear()
+    kept[1][params] = run
+    return run
+
+
+def _itself(x):
+    return x
+
+
+def _forget_function(key, ref) -> None:
+    """Drops a dead function's runners (its weakref's callback), unless the table holds
+    another reference there by now."""
+    kept = _RUNNERS.get(key)
+    if kept is not None and kept[0] is ref:
+        del _RUNNERS[key]
+
+
+def _make_runner(fun_of, in_axes, out_axes, axis_name, axis_size):
+    """The staged function an eager (or traced) call of vmap(fun, ...) runs: it traces
+    fun (`fun_of()`: a weak reference, the function being alive while a wrapper of it
+    calls this) on one example each call and emits `jaxpr.vmap @fun` (under `staged`: a
+    jit that retraces every call when called outside any trace)."""
     floats_static = _has_unmapped_output(out_axes)
 
     def vmap_impl(*args, **kwargs):
+        fun = fun_of()
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError("vmap in_axes must be an int, None, or a tuple of entries "
                              "corresponding to the positional arguments passed to the "
@@ -373,7 +469,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         return tree_util.tree_unflatten(traced.out_tree, outs)
 
     def passed_through(args, kwargs) -> set:
-        # (called eagerly: the leaves that stay as they are, kept out of staged's jit)
+        # (called eagerly: the leaves that stay as they are, kept out of staged's jit;
+        # none when every leaf is mapped, as one int in_axes maps them all)
+        if type(in_axes) is int:
+            return set()
         leaves = trace_trees.tree_leaves((args, kwargs))
         try:
             axes = _in_axes_entries(in_axes, args, kwargs)
@@ -382,10 +481,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         return {i for i, (x, d) in enumerate(zip(leaves, axes))
                 if d is None and _passes_through(x, floats_static)}
 
-    run = staged(vmap_impl, concrete_root=True, static_leaves=passed_through)
-    wrapped = _wraps(fun)(api_boundary(
-        lambda *args, **kwargs: _unwrap_returned(run(*args, **kwargs))))
-    return wrapped
+    return staged(vmap_impl, concrete_root=True, static_leaves=passed_through)
 
 
 def _out_paths(traced) -> tuple:
