@@ -299,13 +299,15 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                                       f"names are supported")
         run = _new_runner(fun, params)
     # (a new function per vmap call, as JAX's: only the runner behind it is shared)
-    wrapped = _wraps(fun)(api_boundary(functools.partial(_call_runner, run, fun)))
+    wrapped = _wraps(fun)(api_boundary(
+        lambda *args, **kwargs: _call_runner(run, fun, args, kwargs)))
     return wrapped
 
 
-def _call_runner(run, fun, /, *args, **kwargs):
-    """A vmap wrapper's body. It holds `fun` (the runner holds it weakly), so the
-    wrapper keeps its function alive, as JAX's does, whatever becomes of __wrapped__."""
+def _call_runner(run, fun, args, kwargs):
+    """A vmap wrapper's body. The wrapper passes `fun` so that it holds it (the runner
+    holds it weakly): it keeps its function alive, as JAX's does, whatever becomes of
+    its __wrapped__."""
     return _unwrap_returned(run(*args, **kwargs))
 
 
