@@ -21,7 +21,8 @@ sizes = the ref's shape, squeezed = [].
     %n   = "jaxpr.num_programs"() {axis = 0}                               -> i32[]
     %ref = "jaxpr.ref_new"(%init)                                           -> memref
     %v   = "jaxpr.strided_get"(%ref, %s0.., %t0..) {sizes, squeezed, shape,
-                 access_sizes, access_strides, access_squeezed}   (a reshaped/strided read)
+                 access_sizes, access_strides, access_squeezed, bitcast?}
+                 (a read through a reshaped and/or bitcast view, or a strided one)
 
 Starts are clamped so the slice stays inside the ref (as dynamic_slice does). Ref ops
 are never pure: reads must stay ordered with the writes around them (no CSE, no DCE).
@@ -179,24 +180,46 @@ class AtomicRmwOp(RefOp, name="atomic_rmw"):
         return (v,)
 
 
+def bitcast_shape(shape, src, dst, error=TypeError) -> tuple[int, ...]:
+    """The shape of a ref of `shape` and dtype `src` viewed as `dst`, as JAX's TPU rule
+    (state/utils.py bitcast): the second-minor dim scaled by the bitwidths' ratio, which
+    needs rank >= 2 where they differ (else NotImplementedError in JAX's frontend) and
+    a second-minor dim the ratio divides (else ValueError); `error` is raised for both."""
+    a, b = np.dtype(src).itemsize * 8, np.dtype(dst).itemsize * 8
+    shape = list(shape)
+    if a == b:
+        return tuple(shape)
+    if len(shape) < 2:
+        raise error("Bitcast 1D ref with bitwidth change is not supported.")
+    if shape[-2] * a % b:
+        raise error("Expected input and output shapes are the same after multiplying the "
+                    f"second-minor dimension by the bitwidths (a ref of shape {tuple(shape)}"
+                    f" and {a}-bit elements viewed as {b}-bit ones)")
+    shape[-2] = shape[-2] * a // b
+    return tuple(shape)
+
+
 class StridedGetOp(RefOp, name="strided_get"):
-    """Reads through a reshaped view of the ref and/or every stride-th element (a Pallas
-    TPU kernel's `ref.reshape(...)[idx]` and `ref[start::step]`; JAX: a get through a
-    RefReshaper transform or with a strided NDIndexer, which Mosaic lowers to
-    tpu.memref_reshape and tpu.strided_load). Operands: (ref, one start per ref dim, one
-    start per dim of `shape`). `sizes`/`squeezed` are the view's window on the ref (as
-    the other ref ops'), `shape` the view's shape after its reshape (its own shape for
-    none), `access_sizes`/`access_strides`/`access_squeezed` what the read takes of it:
-    `access_sizes[d]` elements from its start, `access_strides[d]` apart; `reshaped`
-    whether the read goes through `.reshape` (JAX's lowering reshapes then, even to the
-    view's own shape)."""
+    """Reads through a reshaped and/or bitcast view of the ref and/or every stride-th
+    element (a Pallas TPU kernel's `ref.reshape(...)[idx]`, `ref.bitcast(dtype)[idx]`
+    and `ref[start::step]`; JAX: a get through RefReshaper / RefBitcaster transforms or
+    with a strided NDIndexer, which Mosaic lowers to tpu.memref_reshape,
+    tpu.memref_bitcast and tpu.strided_load). Operands: (ref, one start per ref dim, one
+    start per dim of the read view). `sizes`/`squeezed` are the view's window on the ref
+    (as the other ref ops'), `shape` the view's shape after its reshape (its own shape
+    for none); `bitcast` (if set) the dtype that view is then read as, its
+    second-minor dim scaled by the bitwidths' ratio (bitcast_shape: JAX's TPU rule);
+    `access_sizes`/`access_strides`/`access_squeezed` what the read takes of the view
+    so made: `access_sizes[d]` elements from its start, `access_strides[d]` apart;
+    `reshaped` whether the read goes through `.reshape` (JAX's lowering reshapes then,
+    even to the view's own shape)."""
     attributes = {**RefOp.attributes, "shape": A.Shape(), "access_sizes": A.Ints(),
                   "access_strides": A.Ints(), "access_squeezed": A.Ints(default=()),
-                  "reshaped": A.Bool(default=False)}
+                  "reshaped": A.Bool(default=False), "bitcast": A.DType(default=None)}
 
     @classmethod
     def infer(cls, *avals, sizes, squeezed, shape, access_sizes, access_strides,
-              access_squeezed=(), reshaped=False):
+              access_squeezed=(), reshaped=False, bitcast=None):
         name = cls.OPERATION_NAME
         ref = avals[0]
         if not isinstance(ref, RefAval):
@@ -213,16 +236,24 @@ class StridedGetOp(RefOp, name="strided_get"):
         if int(np.prod(view, dtype=np.int64)) != int(np.prod(shape, dtype=np.int64)):
             raise TypeError(f"{name} cannot reshape the view of shape {view} to "
                             f"{tuple(shape)}")
-        if not len(access_sizes) == len(access_strides) == len(shape):
+        dtype, read = ref.dtype, tuple(shape)
+        if bitcast is not None:
+            if np.dtype(bitcast) == np.bool_ or np.dtype(dtype) == np.bool_:
+                raise TypeError(f"{name} cannot bitcast a view to or from bool")
+            try:
+                read = bitcast_shape(shape, dtype, bitcast)
+            except TypeError as e:
+                raise TypeError(f"{name} bitcast to {np.dtype(bitcast).name}: {e}") from None
+            dtype = bitcast
+        if not len(access_sizes) == len(access_strides) == len(read):
             raise TypeError(f"{name} access_sizes and access_strides need one entry per "
-                            f"dimension of {tuple(shape)}")
-        for d, (n, size, stride) in enumerate(zip(shape, access_sizes, access_strides)):
+                            f"dimension of {read}")
+        for d, (n, size, stride) in enumerate(zip(read, access_sizes, access_strides)):
             if stride < 1 or size < 0 or (size and (size - 1) * stride + 1 > n):
                 raise TypeError(f"{name} reads {size} elements {stride} apart along "
                                 f"dimension {d} of size {n}")
-        out = indexed_shape(name, RefAval(tuple(shape), ref.dtype), access_sizes,
-                            access_squeezed)
-        return (ShapedArray(out, ref.dtype),)
+        out = indexed_shape(name, RefAval(read, dtype), access_sizes, access_squeezed)
+        return (ShapedArray(out, dtype),)
 
 
 class RefNewOp(JaxprOp, name="ref_new"):
@@ -264,4 +295,4 @@ REF_OPS = (RefGetOp, RefSwapOp, RefAddUpdateOp, MaskedLoadOp, MaskedSwapOp, Atom
 __all__ = ["ATOMIC_KINDS", "AtomicRmwOp", "GridQueryOp", "MaskedLoadOp", "MaskedSwapOp",
            "NumProgramsOp", "ProgramIdOp", "REF_OPS", "RefAddUpdateOp", "RefGetOp", "RefNewOp",
            "RefOp",
-           "RefSwapOp", "StridedGetOp", "indexed_shape"]
+           "RefSwapOp", "StridedGetOp", "bitcast_shape", "indexed_shape"]

@@ -22,8 +22,7 @@ from mjax.numpy.shaping import moveaxis, ravel, reshape, stack
 @takes_out_sharding
 def matmul(a, b, *, precision=None, preferred_element_type=None):
     """NumPy matmul: batched, with broadcasting of batch dims and 1-d promotion."""
-    a, b = (promote("matmul", a, b, broadcast=False) if _needs_promotion(a, b)
-            else (asarray(a), asarray(b)))
+    a, b = _operands("matmul", a, b, preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(at_user_line(
             f"matmul: operands must be at least 1-d, got shapes {a.shape} and "
@@ -89,9 +88,19 @@ def _needs_promotion(a, b):
     return not (is_array(a) and is_array(b) and a.dtype == b.dtype)
 
 
+def _operands(name, a, b, preferred_element_type):
+    """dot's and matmul's operands: promoted to one dtype, but for arrays given a
+    preferred_element_type, which dot_general takes as they are (JAX's jnp.dot and
+    jnp.matmul stage f32 x bf16 -> f32 as one mixed dot_general, no convert)."""
+    if preferred_element_type is not None and is_array(a) and is_array(b):
+        return asarray(a), asarray(b)
+    return (promote(name, a, b, broadcast=False) if _needs_promotion(a, b)
+            else (asarray(a), asarray(b)))
+
+
 @takes_out_sharding
 def dot(a, b, *, precision=None, preferred_element_type=None):
-    a, b = promote("dot", a, b, broadcast=False) if _needs_promotion(a, b) else (a, b)
+    a, b = _operands("dot", a, b, preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     if b.ndim == 1 or a.ndim == 1 or (a.ndim <= 2 and b.ndim <= 2):

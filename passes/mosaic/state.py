@@ -31,8 +31,8 @@ from mjax.passes.mosaic.memory import ref_view
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.random import key_load, loads_keys
 from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, ViewStart, avals_in,
-                                      expand_ref, full, index, materialize, ref_space,
-                                      vtype)
+                                      elt_type, expand_ref, full, index, materialize,
+                                      ref_space, vtype)
 
 
 @MOSAIC.register(S.ProgramIdOp)
@@ -244,23 +244,35 @@ def _ref_get(kl, op, ref, *starts, sizes, squeezed=(), **params):
 
 @MOSAIC.register(S.StridedGetOp)
 def _strided_get(kl, op, ref, *starts, sizes, squeezed=(), shape, access_sizes,
-                 access_strides, access_squeezed=(), reshaped=False, **params):
-    """A read through a reshaped view and/or with strides, as JAX lowers it: the view
-    sliced (tpu.memref_slice/memref_squeeze: memory.ref_view), `tpu.memref_reshape` to
-    its new shape (for any `.reshape`, as JAX's), then `tpu.strided_load` (`vector.load` where every stride is 1);
-    squeezed dims dropped by `vector.shape_cast`."""
+                 access_strides, access_squeezed=(), reshaped=False, bitcast=None,
+                 **params):
+    """A read through a reshaped and/or bitcast view and/or with strides, as JAX lowers
+    it: the view sliced (tpu.memref_slice/memref_squeeze: memory.ref_view),
+    `tpu.memref_reshape` to its new shape (for any `.reshape`, as JAX's),
+    `tpu.memref_bitcast` to the bitcast view's type, then `tpu.strided_load`
+    (`vector.load` where every stride is 1); squeezed dims dropped by
+    `vector.shape_cast`."""
     if unused(op):
         return [None]
     n = len(sizes)
+    if bitcast is not None and isinstance(ref, BlockRef) and ref.squeezed:
+        raise MosaicLoweringError(
+            "a bitcast view of a block with squeezed dims (None in its BlockSpec) is not "
+            "supported: JAX bitcasts the block's memref, squeezed dims and all")
     view = ref_view(kl, ref, list(starts[:n]), list(sizes), tuple(squeezed))
     if _check_space(view) != "vmem":
-        raise MosaicLoweringError("strided and reshaped reads are only supported on VMEM "
-                                  "refs")
+        raise MosaicLoweringError("strided, reshaped and bitcast reads are only supported "
+                                  "on VMEM refs")
     t = ir.MemRefType(view.type)
     if reshaped or tuple(t.shape) != tuple(shape):
         view = tpu.memref_reshape(ir.MemRefType.get(list(shape), t.element_type,
                                                     memory_space=t.memory_space), view)
     dtype = _dtype_of_ref(op)
+    if bitcast is not None:
+        dtype = np.dtype(bitcast)
+        read = S.bitcast_shape(shape, _dtype_of_ref(op), dtype)
+        view = tpu.memref_bitcast(ir.MemRefType.get(list(read), elt_type(dtype),
+                                                    memory_space=t.memory_space), view)
     idx = _indices(starts[n:])
     if all(int(st) == 1 for st in access_strides):
         return [load(view, idx, list(access_sizes), tuple(access_squeezed), dtype)]

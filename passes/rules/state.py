@@ -310,12 +310,15 @@ def _masked(b, x, starts, sizes, squeezed, update):
 
 @discharge_rule(S.StridedGetOp)
 def _strided_get(b, x, values, starts, *, sizes, squeezed, shape, access_sizes,
-                 access_strides, access_squeezed=(), reshaped=False):
-    """The view read, reshaped, then every stride-th element of the access's extent."""
+                 access_strides, access_squeezed=(), reshaped=False, bitcast=None):
+    """The view read, reshaped, bitcast, then every stride-th element of the access's
+    extent."""
     n = len(sizes)
     view = _read(b, x, starts[:n], sizes, squeezed)
     if aval_of(view.type).shape != tuple(shape):
         view = b.reshape(view, new_sizes=tuple(shape))
+    if bitcast is not None:
+        view = _bitcast_view(b, view, np.dtype(bitcast))
     extents = tuple((k - 1) * st + 1 if k else 0
                     for k, st in zip(access_sizes, access_strides))
     part = _read(b, view, starts[n:], extents, ())
@@ -326,6 +329,28 @@ def _strided_get(b, x, values, starts, *, sizes, squeezed, shape, access_sizes,
         part = b.reshape(part, new_sizes=tuple(k for d, k in enumerate(access_sizes)
                                                if d not in access_squeezed))
     return None, [part]
+
+
+def _bitcast_view(b, v, dtype):
+    """A ref's value as the TPU lays its bits out in a bitcast view (JAX's
+    state/utils.py bitcast): k narrow rows of a column packed into one wide element
+    (the first in the low bits), or one wide element split into k rows."""
+    src = aval_of(v.type)
+    a, c = np.dtype(src.dtype).itemsize * 8, dtype.itemsize * 8
+    *lead, m, n = src.shape if len(src.shape) >= 2 else (None, None)
+    if a < c:                    # (..., m, n) -> (..., m/k, n, k) -> (..., m/k, n)
+        k = c // a
+        v = b.reshape(v, new_sizes=(*lead, m // k, k, n))
+        r = len(lead)
+        v = b.transpose(v, permutation=(*range(r), r, r + 2, r + 1))
+        return b.bitcast_convert_type(v, new_dtype=dtype)
+    v = b.bitcast_convert_type(v, new_dtype=dtype)
+    if a > c:                    # (..., m, n, k) -> (..., m, k, n) -> (..., m*k, n)
+        k = a // c
+        r = len(lead)
+        v = b.transpose(v, permutation=(*range(r), r, r + 2, r + 1))
+        v = b.reshape(v, new_sizes=(*lead, m * k, n))
+    return v
 
 
 @discharge_rule(S.MaskedLoadOp)

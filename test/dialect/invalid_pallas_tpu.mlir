@@ -109,3 +109,33 @@ func.func @float_semaphore(%x: tensor<16xf32>) -> tensor<16xf32> {
   %y = "jaxpr.pallas_call"(%x) {callee = @kernel, grid = array<i64: 2>, in_specs = [{block_shape = array<i64: 8>, index_map = @imap}], out_specs = [{block_shape = array<i64: 8>, index_map = @imap}], scratch_shapes = [memref<2xf32>], scratch_memory_spaces = ["dma_semaphore"], interpret = true} : (tensor<16xf32>) -> tensor<16xf32>
   return %y : tensor<16xf32>
 }
+
+// -----
+
+// A bitcast view changing the bitwidth needs a second-minor dim (JAX's TPU rule).
+func.func private @bitcast_rank1(%x: memref<256xf32>) -> tensor<1024xi8> {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{jaxpr.strided_get bitcast to int8: Bitcast 1D ref with bitwidth change is not supported.}}
+  %v = "jaxpr.strided_get"(%x, %z, %z) {access_sizes = array<i64: 1024>, access_strides = array<i64: 1>, bitcast = i8, shape = array<i64: 256>, sizes = array<i64: 256>} : (memref<256xf32>, tensor<i32>, tensor<i32>) -> tensor<1024xi8>
+  return %v : tensor<1024xi8>
+}
+
+// -----
+
+// ... and one the bitwidths' ratio divides: 3 int8 rows do not fill 16-bit words.
+func.func private @bitcast_indivisible(%x: memref<3x128xi8>) -> tensor<1x128xi16> {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{jaxpr.strided_get bitcast to int16: Expected input and output shapes are the same after multiplying the second-minor dimension by the bitwidths}}
+  %v = "jaxpr.strided_get"(%x, %z, %z, %z, %z) {access_sizes = array<i64: 1, 128>, access_strides = array<i64: 1, 1>, bitcast = i16, shape = array<i64: 3, 128>, sizes = array<i64: 3, 128>} : (memref<3x128xi8>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x128xi16>
+  return %v : tensor<1x128xi16>
+}
+
+// -----
+
+// The read is of the bitcast view: (16, 128) bf16 is (8, 128) words, not 16 rows of them.
+func.func private @bitcast_read_past_view(%x: memref<16x128xbf16>) -> tensor<16x128xui32> {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{jaxpr.strided_get reads 16 elements 1 apart along dimension 0 of size 8}}
+  %v = "jaxpr.strided_get"(%x, %z, %z, %z, %z) {access_sizes = array<i64: 16, 128>, access_strides = array<i64: 1, 1>, bitcast = ui32, shape = array<i64: 16, 128>, sizes = array<i64: 16, 128>} : (memref<16x128xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<16x128xui32>
+  return %v : tensor<16x128xui32>
+}

@@ -116,3 +116,21 @@ func.func private @strided(%x: memref<8x128xf32>) -> tensor<8x64xf32> {
   %v = "jaxpr.strided_get"(%x, %z, %z, %z, %z) {access_sizes = array<i64: 8, 64>, access_squeezed = array<i64>, access_strides = array<i64: 2, 1>, reshaped = true, shape = array<i64: 16, 64>, sizes = array<i64: 8, 128>, squeezed = array<i64>} : (memref<8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x64xf32>
   return %v : tensor<8x64xf32>
 }
+
+// -----
+
+// A read through a reshaped, then bitcast view, every other row of the bitcast words
+// (ref.reshape(32, 128).bitcast(jnp.uint32)[pl.ds(1, 8, stride=2)]: bf16 rows two to a
+// 32-bit word, the second-minor dim halved), and a view's bf16 rows split into int8
+// ones (ref.at[1].bitcast(jnp.int8)[...]: the second-minor dim doubled).
+
+// CHECK-LABEL: func.func private @bitcast_view
+// CHECK:         "jaxpr.strided_get"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {access_sizes = array<i64: 8, 128>, access_squeezed = array<i64>, access_strides = array<i64: 2, 1>, bitcast = ui32, reshaped = true, shape = array<i64: 32, 128>, sizes = array<i64: 2, 16, 128>, squeezed = array<i64>} : (memref<2x16x128xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x128xui32>
+// CHECK:         "jaxpr.strided_get"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {access_sizes = array<i64: 32, 128>, access_squeezed = array<i64>, access_strides = array<i64: 1, 1>, bitcast = i8, shape = array<i64: 16, 128>, sizes = array<i64: 1, 16, 128>, squeezed = array<i64: 0>} : (memref<2x16x128xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<32x128xi8>
+func.func private @bitcast_view(%x: memref<2x16x128xbf16>) -> (tensor<8x128xui32>, tensor<32x128xi8>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %one = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+  %v = "jaxpr.strided_get"(%x, %z, %z, %z, %one, %z) {access_sizes = array<i64: 8, 128>, access_squeezed = array<i64>, access_strides = array<i64: 2, 1>, bitcast = ui32, reshaped = true, shape = array<i64: 32, 128>, sizes = array<i64: 2, 16, 128>, squeezed = array<i64>} : (memref<2x16x128xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x128xui32>
+  %w = "jaxpr.strided_get"(%x, %one, %z, %z, %z, %z) {access_sizes = array<i64: 32, 128>, access_squeezed = array<i64>, access_strides = array<i64: 1, 1>, bitcast = i8, shape = array<i64: 16, 128>, sizes = array<i64: 1, 16, 128>, squeezed = array<i64: 0>} : (memref<2x16x128xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<32x128xi8>
+  return %v, %w : tensor<8x128xui32>, tensor<32x128xi8>
+}

@@ -659,4 +659,41 @@ def corpus(J, pl, pltpu) -> dict:
         return pl.pallas_call(ref_functions_kernel,
                               out_shape=J.ShapeDtypeStruct((8, 128), jnp.float32))(x)
     K["jax_ref_functions"] = (ref_functions, [((8, 128), np.float32)])
+
+    def ref_bitcast_kernel(x_ref, y_ref, z_ref, a_ref, b_ref, c_ref):   # Ref.bitcast reads
+        a_ref[...] = x_ref.bitcast(jnp.uint32)[...]           # bf16 (16, 128) -> (8, 128)
+        b_ref[...] = y_ref.bitcast(jnp.bfloat16)[...]         # u32 (8, 128) -> (16, 128)
+        c_ref[0] = z_ref.at[1].bitcast(jnp.int32)[2:6, :]     # int8 (2, 32, 128) -> (8, 128)
+        c_ref[1] = x_ref.bitcast(jnp.int32)[pl.ds(4, 4), :]
+        c_ref[2] = y_ref.bitcast(jnp.int32)[1:5]              # (same bitwidth)
+
+    def ref_bitcast(x, y, z):
+        return pl.pallas_call(ref_bitcast_kernel, out_shape=(
+            J.ShapeDtypeStruct((8, 128), jnp.uint32),
+            J.ShapeDtypeStruct((16, 128), jnp.bfloat16),
+            J.ShapeDtypeStruct((3, 4, 128), jnp.int32)))(x, y, z)
+    K["ref_bitcast"] = (ref_bitcast, [((16, 128), "bfloat16"), ((8, 128), np.uint32),
+                                      ((2, 32, 128), np.int8)])
+
+    def bitcast_strided_kernel(kv_ref, o_ref):   # ragged paged attention's strided_load_kv
+        i = pl.program_id(0)
+        kv = kv_ref.at[i].reshape(2 * 16 * 4, 128)          # (pages, page, heads, dim)
+        for h in range(2):                       # K/V heads interleaved: 2 bf16 rows a word
+            b = kv.bitcast(jnp.uint32)[h::2, :]              # (the rows 4 * t + 2h, +1)
+            k = pltpu.bitcast(b << 16, jnp.float32)
+            v = pltpu.bitcast(b & jnp.uint32(0xFFFF0000), jnp.float32)
+            o_ref[0, h] = k.astype(jnp.bfloat16).astype(jnp.float32)
+            o_ref[1, h] = v.astype(jnp.bfloat16).astype(jnp.float32)
+        w = kv_ref.at[i, 1].reshape(64, 128).bitcast(jnp.uint32)[pl.ds(0, 32), :]
+        o_ref[2, 0] = pltpu.bitcast(w, jnp.float32)
+        o_ref[2, 1] = pltpu.bitcast(kv.bitcast(jnp.int32)[pl.ds(i, 32, stride=2), :],
+                                    jnp.float32)
+
+    def bitcast_strided(kv):
+        return pl.pallas_call(
+            bitcast_strided_kernel, grid=(2,),
+            in_specs=[pl.BlockSpec((2, 2, 16, 4, 128), lambda i: (0, 0, 0, 0, 0))],
+            out_specs=pl.BlockSpec((None, 3, 2, 32, 128), lambda i: (i, 0, 0, 0, 0)),
+            out_shape=J.ShapeDtypeStruct((2, 3, 2, 32, 128), jnp.float32))(kv)
+    K["ref_bitcast_strided"] = (bitcast_strided, [((2, 2, 16, 4, 128), "bfloat16")])
     return K

@@ -60,10 +60,11 @@ RPA = dict(q_lens=[1, 5, 10], kv_lens=[9, 21, 40], page_size=16, pages=16,
            pages_per_seq=4, heads=8, kv_heads=2, dim=128, tokens=16)
 
 
-def rpa_inputs():
+def rpa_inputs(dtype=np.float32):
+    """(dtype: the queries' and the KV cache's, bfloat16 for a packed cache)"""
     r = RPA
-    q = _rnd(20, (r["tokens"], r["heads"], r["dim"]))
-    kv = _rnd(21, (r["pages"], r["page_size"], 2 * r["kv_heads"], r["dim"]))
+    q = _rnd(20, (r["tokens"], r["heads"], r["dim"])).astype(dtype)
+    kv = _rnd(21, (r["pages"], r["page_size"], 2 * r["kv_heads"], r["dim"])).astype(dtype)
     kv_lens = np.array(r["kv_lens"] + [0], np.int32)              # (max_num_seqs = 4)
     page_indices = np.random.default_rng(22).permutation(r["pages"]).astype(
         np.int32).reshape(4, r["pages_per_seq"])
@@ -86,7 +87,17 @@ def _cases(ops_dir: str):
         lambda *a: rpa.ragged_paged_attention(*a, **options, num_kv_pages_per_block=1,
                                               num_queries_per_block=16),
         rpa_inputs())
+    import ml_dtypes
+    # a bf16 KV cache (vLLM's usual one): K and V heads packed two to a 32-bit word,
+    # which strided_load_kv reads through kv_ref.bitcast(jnp.uint32)
+    yield "ragged_paged_attention_bf16", (
+        lambda *a: rpa.ragged_paged_attention(*a, sm_scale=0.125, num_kv_pages_per_block=2,
+                                              num_queries_per_block=8),
+        rpa_inputs(ml_dtypes.bfloat16))
     # (the kernel's own references: plain jnp)
+    yield "ragged_paged_attention_bf16_ref", (
+        lambda *a: rpa.ref_ragged_paged_attention(*a, sm_scale=0.125),
+        rpa_inputs(ml_dtypes.bfloat16))
     yield "ragged_paged_attention_ref", (
         lambda *a: rpa.ref_ragged_paged_attention(*a, sm_scale=0.125), rpa_inputs())
     yield "ragged_paged_attention_options_ref", (
@@ -122,7 +133,8 @@ def _cases(ops_dir: str):
 # object has no attribute 'indices'), the PRNG implementations' jitted key functions
 # (KeyError: OrderedIOEffect)
 JAX_INTERPRETER_FAILS = ("ragged_paged_attention", "ragged_paged_attention_options",
-                         "threefry_prng_impl", "philox_prng_impl")
+                         "ragged_paged_attention_bf16", "threefry_prng_impl",
+                         "philox_prng_impl")
 
 
 def _decode(text: str) -> list[str]:
@@ -142,6 +154,12 @@ def _for_the_tpu():
     return _cpu_as_v5e()
 
 
+def _savable(value):
+    """The value as NumPy; bfloat16 as float32 (exact; np.savez keeps no bfloat16)."""
+    value = np.asarray(value)
+    return value.astype(np.float32) if value.dtype.name == "bfloat16" else value
+
+
 def child(ops_dir: str, out: str) -> None:
     import jax
     from jax.experimental.pallas import tpu as pltpu
@@ -149,7 +167,7 @@ def child(ops_dir: str, out: str) -> None:
     modules, values = {}, {}
     for name, (f, args) in _cases(ops_dir):
         if name.endswith("_ref"):      # (no kernel; a loop over the concrete num_seqs)
-            values[name] = np.asarray(f(*args))
+            values[name] = _savable(f(*args))
             continue
         try:
             with _for_the_tpu():
@@ -164,7 +182,7 @@ def child(ops_dir: str, out: str) -> None:
                 value = jax.jit(f)(*args)
             if jax.dtypes.issubdtype(value.dtype, jax.dtypes.prng_key):
                 value = jax.random.key_data(value)
-            values[name] = np.asarray(value)
+            values[name] = _savable(value)
         except Exception as e:     # noqa: BLE001
             modules[name + ":interpret"] = f"error: {type(e).__name__}: {e}"
     with open(out + ".json", "w") as f:
@@ -182,6 +200,7 @@ FRONTEND_DIFFERENCES = {
                               "(32, 1) value to its own shape",
 }
 FRONTEND_DIFFERENCES["ragged_paged_attention_options"] = \
+    FRONTEND_DIFFERENCES["ragged_paged_attention_bf16"] = \
     FRONTEND_DIFFERENCES["ragged_paged_attention"]
 
 
@@ -292,6 +311,24 @@ def test_ragged_paged_attention(results):
         want = np.einsum("hqk,khd->qhd", p / p.sum(-1, keepdims=True), v)
         np.testing.assert_allclose(got["ragged_paged_attention"][q0:q1], want, rtol=1e-4,
                                    atol=1e-4)
+
+
+def test_ragged_paged_attention_bf16_kv_cache(results):
+    """The kernel with a bf16 KV cache: strided_load_kv reads two packed K/V heads a
+    32-bit word through `kv_ref.bitcast(jnp.uint32)` (tpu.memref_bitcast, then
+    tpu.strided_load of uint32) and splits them with shifts. The Mosaic module is JAX's
+    (after canonicalize,cse, as the f32 case's); mjax's interpreted kernel gives the
+    kernel's own reference within bf16's precision."""
+    name = "ragged_paged_attention_bf16"
+    assert any("tpu.memref_bitcast" in k for k in results["jax"][0][name])
+    _check_modules(results, [name])
+    _check_values(results, [name + "_ref"], exact=False)
+    got = results["mjax"][1]
+    assert got[name].shape == got[name + "_ref"].shape == rpa_inputs()[0].shape
+    assert np.all(np.isfinite(got[name]))
+    # (bf16 keeps 8 bits: the kernel's online softmax and the reference's differ by
+    # a few of its ulps; the outputs are of order 1)
+    np.testing.assert_allclose(got[name], got[name + "_ref"], rtol=2e-2, atol=2e-2)
 
 
 def test_threefry_kernels_lower_and_run_as_jax(results):

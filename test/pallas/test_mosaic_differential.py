@@ -43,7 +43,7 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "roll", "prng", "dynamic_dma", "pallas_key", "chained_semaphores",
          "chained_dma_semaphores", "threefry_keys", "dead_read", "chained_views",
          "chained_views_squeezed", "chained_traced_views", "chained_dma_traced_view",
-         "threefry_raw", "jax_ref_functions"}
+         "threefry_raw", "jax_ref_functions", "ref_bitcast", "ref_bitcast_strided"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
@@ -313,3 +313,83 @@ def test_addupdate_is_refused_as_in_jax(chained, api):
                          out_shape=mjax.ShapeDtypeStruct((16, 128), np.float32))(value)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
+
+
+def _np_bitcast(a, dtype):
+    """NumPy's model of a TPU ref's bitcast view (JAX's state/utils.py bitcast): k
+    narrow rows of a column packed in one wide element, the first in its low bits."""
+    dtype = np.dtype(dtype)
+    src, dst = a.dtype.itemsize, dtype.itemsize
+    *lead, m, n = a.shape
+    if src < dst:
+        k = dst // src
+        return np.ascontiguousarray(a.reshape(*lead, m // k, k, n).swapaxes(-1, -2)).view(
+            dtype)[..., 0]
+    if src > dst:
+        k = src // dst
+        return a.view(dtype).reshape(*lead, m, n, k).swapaxes(-1, -2).reshape(
+            *lead, m * k, n)
+    return a.view(dtype)
+
+
+def test_ref_bitcast_interpreted_values():
+    """The Ref.bitcast kernels (JAX's TPU interpreter cannot run them: its transforms
+    have no `indices`) in mjax's TPU interpret mode, against NumPy's bits."""
+    import ml_dtypes
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((16, 128)).astype(ml_dtypes.bfloat16)
+    y = rng.integers(0, 2**32, (8, 128), dtype=np.uint64).astype(np.uint32)
+    z = rng.integers(-128, 128, (2, 32, 128)).astype(np.int8)
+    with pltpu.force_tpu_interpret_mode():
+        a, b, c = (np.asarray(v) for v in MJAX_KERNELS["ref_bitcast"][0](x, y, z))
+    np.testing.assert_array_equal(a, _np_bitcast(x, np.uint32))
+    assert b.dtype == x.dtype
+    np.testing.assert_array_equal(b.view(np.uint16), _np_bitcast(y, np.uint16))
+    np.testing.assert_array_equal(c[0], _np_bitcast(z[1], np.int32)[2:6])
+    np.testing.assert_array_equal(c[1], _np_bitcast(x, np.int32)[4:8])
+    np.testing.assert_array_equal(c[2], y.view(np.int32)[1:5])
+    # the packed-KV reads: K rows in a word's low half, V rows in its high half
+    kv = rng.standard_normal((2, 2, 16, 4, 128)).astype(ml_dtypes.bfloat16)
+    with pltpu.force_tpu_interpret_mode():
+        got = np.asarray(MJAX_KERNELS["ref_bitcast_strided"][0](kv))
+    for i in range(2):
+        rows = kv[i].reshape(128, 128)
+        for h in range(2):
+            np.testing.assert_array_equal(got[i, 0, h], rows[2 * h::4].astype(np.float32))
+            np.testing.assert_array_equal(got[i, 1, h], rows[2 * h + 1::4].astype(np.float32))
+        words = _np_bitcast(kv[i, 1].reshape(64, 128), np.uint32)[:32]
+        np.testing.assert_array_equal(got[i, 2, 0].view(np.uint32), words)
+        words = _np_bitcast(rows, np.uint32)[i:i + 64:2]
+        np.testing.assert_array_equal(got[i, 2, 1].view(np.uint32), words)
+
+
+def test_ref_bitcast_refusals_are_jax():
+    """What JAX's Ref.bitcast refuses mjax's refuses with the same kind of error: a
+    rank-1 view whose bitwidth changes (NotImplementedError), or not (IndexError: JAX's
+    shape rule indexes the second-minor dim), a second-minor dim the ratio does not
+    divide (ValueError), a view of traced size (NotImplementedError); the same
+    indivisible shape with no bitwidth change traces."""
+    cases = [((256,), np.float32, np.int8, NotImplementedError, False),
+             ((256,), np.float32, np.uint32, IndexError, False),
+             ((3, 128), np.int8, np.int16, ValueError, False),
+             ((3, 128), np.int8, np.uint8, None, False),
+             ((16, 128), np.float32, np.int8, NotImplementedError, True)]
+    for shape, dtype, to, error, dynamic in cases:
+        def kernel(J, P, to=to, dynamic=dynamic):
+            def body(n_ref, x_ref, o_ref):
+                view = x_ref.at[P.ds(0, n_ref[0])] if dynamic else x_ref
+                o_ref[...] = view.bitcast(to)[...].astype(np.float32).sum(
+                    keepdims=True) * J.numpy.ones((8, 128), np.float32)
+            return body
+
+        args = [np.ones((1,), np.int32), np.ones(shape, dtype)]
+        for J, P, T in ((jax, jpl, jpltpu), (mjax, pl, pltpu)):
+            f = P.pallas_call(kernel(J, P),
+                              out_shape=J.ShapeDtypeStruct((8, 128), np.float32),
+                              in_specs=[P.BlockSpec(memory_space=T.SMEM),
+                                        P.BlockSpec(memory_space=T.VMEM)])
+            if error is None:
+                J.jit(f).trace(*args)
+                continue
+            with pytest.raises(error):
+                J.jit(f).trace(*args)

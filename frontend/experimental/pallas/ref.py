@@ -20,6 +20,7 @@ from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE, VIEW_START
 from mjax.dialect.values import defining_op_of, set_attr
 from mjax.dialect.types import RefAval, short_dtype_name
 from mjax.experimental.pallas import primitives
+from mjax.specs import dtypes
 from mjax.specs.ref_slice import Slice, ds, dslice  # noqa: F401  (pl.ds is jax.ds)
 
 
@@ -135,14 +136,19 @@ def strided_index(idx, shape) -> tuple[list[tuple], list[int]]:
     return out, strides + [1] * (len(out) - len(strides))
 
 
-def strided_get(ref: "Ref", idx, shape=None):
-    """`ref[idx]` read through the view reshaped to `shape` (None: no reshape) with the
-    strides `idx` may have: one jaxpr.strided_get (JAX: tpu.memref_reshape, then
+def strided_get(ref: "Ref", idx, shape=None, bitcast=None):
+    """`ref[idx]` read through the view reshaped to `shape` (None: no reshape), then
+    bitcast to `bitcast` (None: none), with the strides `idx` may have: one
+    jaxpr.strided_get (JAX: tpu.memref_reshape, tpu.memref_bitcast, then
     tpu.strided_load, or vector.load without strides)."""
     view_starts, params = ref.op_args(...)
     params["reshaped"] = shape is not None
     shape = ref.shape if shape is None else tuple(shape)
-    index, strides = strided_index(idx, shape)
+    read = shape
+    if bitcast is not None:
+        params["bitcast"] = bitcast
+        read = bitcast_view_shape(shape, ref.dtype, bitcast)
+    index, strides = strided_index(idx, read)
     if any(not isinstance(n, (int, np.integer)) for _, n, _ in index):
         raise NotImplementedError("a strided or reshaped read needs static sizes")
     return bind(S.StridedGetOp, ref.tracer, *view_starts,
@@ -151,6 +157,21 @@ def strided_get(ref: "Ref", idx, shape=None):
                 access_strides=tuple(strides),
                 access_squeezed=tuple(d for d, (_, _, sq) in enumerate(index) if sq),
                 **params)
+
+
+def bitcast_view_shape(shape, src, dst) -> tuple[int, ...]:
+    """The shape of a view of `shape` and dtype `src` bitcast to `dst`, with JAX's errors
+    (state/utils.py bitcast): NotImplementedError for a rank-1 view whose bitwidth
+    changes, ValueError where the ratio does not divide the second-minor dim, and
+    IndexError for a rank-0 or rank-1 view of the same bitwidth (JAX's rule scales the
+    second-minor dim whether the bitwidth changes or not)."""
+    a, b = np.dtype(src).itemsize * 8, np.dtype(dst).itemsize * 8
+    if a != b and len(shape) < 2:
+        raise NotImplementedError("Bitcast 1D ref with bitwidth change is not supported.")
+    if len(shape) < 2:
+        raise IndexError(f"a bitcast view of a ref of rank {len(shape)}: JAX's shape rule "
+                         f"needs a second-minor dimension (rank >= 2)")
+    return S.bitcast_shape(shape, src, dst, error=ValueError)
 
 
 def _view_start(total):
@@ -338,11 +359,14 @@ class Ref:
         return ReshapedRef(self, _new_shape(shape, self.shape))
 
     def bitcast(self, dtype):
-        """JAX's Ref.bitcast (a RefBitcaster view; tpu.memref_bitcast) is not supported."""
-        raise NotImplementedError(
-            f"{self!r}.bitcast({dtype}): bitcast views of refs (JAX's RefBitcaster, lowered "
-            f"to tpu.memref_bitcast) are not supported by mjax's Pallas; read the ref and "
-            f"bitcast the value (pltpu.bitcast(ref[...], dtype))")
+        """A view of the ref's bits as `dtype`: its second-minor dim scaled by the
+        bitwidths' ratio (bf16 (16, 128) -> uint32 (8, 128), two rows in a word's low
+        and high halves), which can be read (strided too), as ragged paged attention
+        reads its packed KV buffer. JAX: Ref.bitcast (a RefBitcaster view;
+        tpu.memref_bitcast)."""
+        if self.is_dynamic_size:
+            raise NotImplementedError("Bitcast ref with dynamic size is not supported.")
+        return ReshapedRef(self, None, _bitcast_dtype(self.dtype, dtype))
 
     @property
     def at(self):
@@ -387,29 +411,56 @@ def _new_shape(shape, old) -> tuple[int, ...]:
     return tuple(int(n) for n in shape)
 
 
+def _bitcast_dtype(src, dtype):
+    dtype = np.dtype(dtypes.canonicalize_dtype(dtype))
+    if np.dtype(src) == np.bool_ or dtype == np.bool_:
+        raise NotImplementedError("bitcast views of bool refs are not supported by mjax's "
+                                  "Pallas (its TPU lowering stores booleans as int32)")
+    return dtype
+
+
 class ReshapedRef:
-    """A ref's view with another shape (`ref.reshape(...)`): reads (strided too) go
-    through it; writes, `.at` and DMAs through it are not supported. JAX: a
-    TransformedRef with a RefReshaper."""
+    """A ref's view with another shape (`ref.reshape(...)`) and/or its bits read as
+    another dtype (`.bitcast(dtype)`, after any reshape): reads (strided too) go through
+    it; writes, `.at` and DMAs through it are not supported. JAX: a TransformedRef with
+    a RefReshaper and/or a RefBitcaster."""
 
-    __slots__ = ("ref", "shape")
+    __slots__ = ("ref", "reshape_to", "cast", "shape")
 
-    def __init__(self, ref: Ref, shape):
-        self.ref, self.shape = ref, tuple(shape)
+    def __init__(self, ref: Ref, shape, cast=None):
+        self.ref, self.cast = ref, cast
+        self.reshape_to = None if shape is None else tuple(shape)
+        view = ref.shape if shape is None else tuple(shape)
+        self.shape = view if cast is None else bitcast_view_shape(view, ref.dtype, cast)
 
-    dtype = property(lambda self: self.ref.dtype)
+    dtype = property(lambda self: self.ref.dtype if self.cast is None else self.cast)
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
     aval = property(lambda self: RefAval(self.shape, self.dtype))
 
     def __repr__(self):
-        return f"{self.ref!r}.reshape{self.shape}"
+        text = repr(self.ref)
+        if self.reshape_to is not None:
+            text += f".reshape{self.reshape_to}"
+        if self.cast is not None:
+            text += f".bitcast({short_dtype_name(self.cast)})"
+        return text
 
     def reshape(self, *shape):
+        if self.cast is not None:
+            raise NotImplementedError(
+                f"{self!r}.reshape(...): mjax's Pallas reshapes a ref before bitcasting it "
+                f"(ref.reshape(...).bitcast(dtype)), not after")
         return ReshapedRef(self.ref, _new_shape(shape, self.shape))
 
+    def bitcast(self, dtype):
+        if self.cast is not None:
+            raise NotImplementedError(f"{self!r}.bitcast({dtype}): a bitcast view of a "
+                                      f"bitcast view is not supported by mjax's Pallas")
+        return ReshapedRef(self.ref, self.reshape_to, _bitcast_dtype(self.dtype, dtype))
+
     def __getitem__(self, idx):
-        return strided_get(self.ref, idx, self.shape)
+        return strided_get(self.ref, idx, self.reshape_to, self.cast)
 
     def get(self, idx=()):
         return self[idx if idx != () else ...]
@@ -418,9 +469,10 @@ class ReshapedRef:
         return self[...]
 
     def _unsupported(self, what):
+        kind = "reshaped" if self.cast is None else "reshaped and bitcast"
         raise NotImplementedError(
-            f"{what} through {self!r}: mjax's Pallas reads reshaped views of refs only "
-            f"(JAX lowers writes through a RefReshaper too); write the ref's own shape")
+            f"{what} through {self!r}: mjax's Pallas reads {kind} views of refs only "
+            f"(JAX lowers writes through them too); write the ref's own shape and dtype")
 
     def __setitem__(self, idx, value):
         self._unsupported("writing")
@@ -428,9 +480,6 @@ class ReshapedRef:
     @property
     def at(self):
         self._unsupported("a view (.at)")
-
-    def bitcast(self, dtype):
-        self._unsupported("a bitcast")
 
 
 class _At:
@@ -455,5 +504,5 @@ def as_ref(x, what: str) -> Ref:
     return x
 
 
-__all__ = ["Ref", "ReshapedRef", "Slice", "as_ref", "ds", "dslice", "normalize_index",
-           "strided_get"]
+__all__ = ["Ref", "ReshapedRef", "Slice", "as_ref", "bitcast_view_shape", "ds", "dslice",
+           "normalize_index", "strided_get"]
