@@ -16,8 +16,8 @@ from mjax.ad import concrete
 from mjax.ad.staging import _check_callable, _jax_type, _wraps, stage_function, staged
 from mjax.arrays.array import Array
 from mjax.tracing.axis_env import AXIS_ENV
-from mjax.tracing.core import aval_of_value, current_trace, with_argument_sources
-from mjax.dialect import ShapedArray
+from mjax.tracing.core import _state, aval_of_value, current_trace, with_argument_sources
+from mjax.dialect import ShapedArray, aval_of, context
 from mjax.dialect.types import RefAval
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
@@ -27,6 +27,7 @@ from mjax.passes.ir_util import callee_of, entry_block
 from mjax.tracing.primitive import UndefinedPrimal
 from mjax.tracing.staging import call_args, emit
 from mjax.tracing.tracer import Tracer, arguments_reached, known_value
+from mjax.tracing.source_info import user_location
 from mjax.base.traceback_util import api_boundary
 from mjax.vmap.vmap_val import BatchedBody
 
@@ -444,10 +445,10 @@ def _make_runner(fun_of, in_axes, out_axes, axis_name, axis_size):
         operands = call_args(traced, leaves)
         in_ir = [T.NOT_MAPPED if d is None else d for d in axes]
         in_ir += [T.NOT_MAPPED] * (len(operands) - len(leaves))
-        outs = emit(T.VmapOp, operands, callee=Symbol(traced.name), in_axes=tuple(in_ir),
-                    out_axes=tuple(T.NOT_MAPPED if d is None else d for d in final_out),
-                    axis_size=size, axis_name=axis_name,
-                    out_paths=_out_paths(traced) if None in final_out else None)
+        outs = _emit_vmap(operands, traced, in_axes=tuple(in_ir),
+                          out_axes=tuple(T.NOT_MAPPED if d is None else d for d in final_out),
+                          axis_size=size, axis_name=axis_name,
+                          out_paths=_out_paths(traced) if None in final_out else None)
         for t, a, d in zip(outs, traced.out_avals, final_out):
             if a.weak_type:
                 t.aval = ShapedArray(t.aval.shape, t.aval.dtype, True)
@@ -484,6 +485,50 @@ def _make_runner(fun_of, in_axes, out_axes, axis_name, axis_size):
                 if d is None and _passes_through(x, floats_static)}
 
     return staged(vmap_impl, concrete_root=True, static_leaves=passed_through)
+
+
+# ---- the jaxpr.vmap op ----------------------------------------------------------------------
+# (operand types, callee's function type, parameters) -> (result types, attributes) of a
+# jaxpr.vmap op made before. An eager vmap makes the same op at every call; its parameters'
+# checks, result inference and attribute encoding (~35 us of a call) give the same answer
+# for the same types and parameters, as Builder._emit keeps them for the passes' ops.
+_VMAP_OPS: dict = {}
+_MAX_VMAP_OPS = 1024
+
+
+def _emit_vmap(operands, traced, **params):
+    """`emit(T.VmapOp, operands, callee=@traced, **params)` into the current trace: made
+    from the entry of one made before for the same types and parameters, else by emit
+    (whose checks raise the op's errors) and then kept if its types are all static."""
+    callee = Symbol(traced.name)
+    if _state.user is not None or type(params["axis_size"]) is not int:
+        return emit(T.VmapOp, operands, callee=callee, **params)
+    outer = current_trace()
+    values = [outer.to_tracer(v).value for v in operands]
+    key = (tuple([v.type for v in values]), traced.trace.func.attributes["function_type"],
+           traced.name, *params.values())
+    hit = _VMAP_OPS.get(key)
+    if hit is None:
+        outs = emit(T.VmapOp, operands, callee=callee, **params)
+        if outs and _static_types(key[0], [t.aval for t in outs]):
+            attributes = outs[0].value.owner.operation.attributes
+            if len(_VMAP_OPS) >= _MAX_VMAP_OPS:
+                _VMAP_OPS.clear()
+            _VMAP_OPS[key] = ([t.value.type for t in outs],
+                              {name: attributes[name] for name in attributes})
+        return outs
+    with context():
+        op = ir.Operation.create(T.VmapOp.OPERATION_NAME, results=hit[0], operands=values,
+                                 attributes=hit[1], regions=T.VmapOp.num_regions,
+                                 loc=user_location(), ip=outer.ip)
+    return [Tracer(outer, r, aval_of(r.type)) for r in op.results]
+
+
+def _static_types(operand_types, result_avals) -> bool:
+    """Whether an op's operands and results have static shapes (no symbolic dimension,
+    which belongs to the shape scope being traced: such ops are not kept)."""
+    return all(type(a) is ShapedArray and all(type(d) is int for d in a.shape)
+               for a in (*map(aval_of, operand_types), *result_avals))
 
 
 def _out_paths(traced) -> tuple:

@@ -202,3 +202,29 @@ def test_unmapped_python_outputs_are_this_calls():
         # (an output that is the argument is the argument itself, here a NumPy array)
         assert type(got[2]) is type(want[2]) is np.ndarray
         np.testing.assert_array_equal(got[2], want[2])
+
+
+def test_vmap_op_made_again_is_the_op_emit_makes(lowerings):
+    # (batching._VMAP_OPS: the op made from a kept entry is the one emit checks and
+    # infers; the same program, so the eager call is not lowered again)
+    def h(x, y):
+        return mnp.tanh(x) * y, x.sum()
+
+    def lowered():
+        return mjax.jit(mjax.vmap(h, in_axes=(0, None))).lower(M, X).as_text()
+
+    def call():
+        return mjax.vmap(h, in_axes=(0, None))(M, X)
+    batching._VMAP_OPS.clear()
+    text = lowered()                       # (made by emit)
+    assert batching._VMAP_OPS
+    assert lowered() == text               # (made from the kept entry)
+    batching._VMAP_OPS.clear()
+    first = call()                         # (made by emit)
+    count = lowerings[0]
+    again = call()                         # (made from the kept entry: the same program,
+    assert lowerings[0] == count           # bytecode and all, so not lowered again)
+    want = jax.vmap(lambda x, y: (jnp.tanh(x) * y, x.sum()), in_axes=(0, None))(M, X)
+    for got in (first, again):
+        for g, w in zip(got, want):
+            check(g, w)
