@@ -65,9 +65,11 @@ def _stage(name: str, fn: Callable, args, kwargs, ordered: bool, key) -> None:
         a, k = _merge(tree, arrays, static)
         fn(*a, **k)
         return ()
+    # (key None: a callable of its own, e.g. a breakpoint's or a log's, which close over
+    # a frame or a record; shared, a later one with the same arguments would run it)
+    shared = None if key is None else (key, tree, _freeze(static), ordered)
     try:
-        call(name, "debug_ordered" if ordered else "debug", flat,
-             (key, tree, _freeze(static), ordered), dyn, [])
+        call(name, "debug_ordered" if ordered else "debug", flat, shared, dyn, [])
     except RuntimeError as e:
         if current_trace() is not None or e.__cause__ is None:
             raise

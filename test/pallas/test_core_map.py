@@ -4,7 +4,9 @@ JAX's TPU interpreter, the Mosaic module lowered for the TPU against JAX's, refs
 over written back (eager and under jit), pl.kernel given refs, and the refusals."""
 from __future__ import annotations
 
+import contextlib
 import inspect
+import os
 from functools import partial
 
 import numpy as np
@@ -24,6 +26,15 @@ from test_mosaic_differential import (_diff, constants_by_value, custom_calls,  
                                       decode, normalize)
 
 SHAPE = (8, 128)
+ON_TPU = os.environ.get("MJAX_TEST_TPU", "") not in ("", "0")
+
+
+def _interpreted(pltpu_):
+    """TPU interpret mode on the CPU; on the chip the kernels compile instead (through
+    Mosaic in both libraries): JAX 0.10.2's TPU interpreter fails there on core_map
+    ("Lowering rule for `mpmd_map` needs to set `tokens_out`"), the chip being what
+    interpret mode stands in for."""
+    return contextlib.nullcontext() if ON_TPU else pltpu_.force_tpu_interpret_mode()
 
 
 def guide(jx, jpl_, jpltpu_, interpret=False):
@@ -70,9 +81,9 @@ def test_tpu_interpret_mode_matches_jax():
     """JAX's TPU interpreter runs the core_map (its interpret=True, the HLO interpreter,
     refuses the core axis); mjax's, the same values."""
     x = _x()
-    with jpltpu.force_tpu_interpret_mode():
+    with _interpreted(jpltpu):
         want = np.asarray(jax.jit(guide(jax, jpl, jpltpu))(x))
-    with pltpu.force_tpu_interpret_mode():
+    with _interpreted(pltpu):
         got = np.asarray(mjax.jit(guide(mjax, pl, pltpu))(x))
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(got, x * 2 + 1)
@@ -193,9 +204,9 @@ def chunked(jx, jpl_, jpltpu_):
 
 def test_chunked_loop_values_and_module_match_jax():
     x = np.random.default_rng(1).standard_normal((32, 128)).astype(np.float32)
-    with jpltpu.force_tpu_interpret_mode():
+    with _interpreted(jpltpu):
         want = np.asarray(jax.jit(chunked(jax, jpl, jpltpu))(x))
-    with pltpu.force_tpu_interpret_mode():
+    with _interpreted(pltpu):
         got = np.asarray(mjax.jit(chunked(mjax, pl, pltpu))(x))
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(got, x + 1.0)
