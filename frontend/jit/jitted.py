@@ -107,12 +107,13 @@ class Jitted:
         in_shardings, out_shardings, self._layouts, device = \
             layout_api.split_jit_formats(in_shardings, out_shardings)
         self._device = device or self._device
-        if self._device is None and self._backend == "cpu" and in_shardings is None and \
-                out_shardings is None and get_backend().platform != "cpu":
-            # (the host CPU beside an accelerator: as JAX, the backend's first device,
-            # where the results are committed, as under jit(device=...); uncommitted, the
-            # default platform's ops would take them for its own buffers)
-            self._device = get_backend("cpu").devices()[0]
+        if self._device is None and self._backend in ("cpu", get_backend().platform) \
+                and in_shardings is None and out_shardings is None:
+            # (as JAX's: the backend's first device, where the results are committed, as
+            # under jit(device=...), whatever device committed arguments are on; the host
+            # CPU beside an accelerator too, whose results uncommitted the default
+            # platform's ops would take for its own buffers)
+            self._device = get_backend(self._backend).devices()[0]
         # Pytree prefixes of shardings (None: unconstrained); see frontend/spmd.py. A
         # prefix of Nones alone (flax's nnx.jit passes `(None, None)`) constrains nothing,
         # as in JAX: such a jit is one without shardings, and takes the fast path.

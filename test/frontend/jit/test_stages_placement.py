@@ -131,3 +131,14 @@ def test_jax_default_device_places_the_lowering_uncommitted_as_jax():
         theirs = jax.jit(jf).lower(X).compile()
     assert _where(ours(X), mjax.devices()) == _where(theirs(X), jax.devices()) == \
         [([k], False)] * 2
+
+
+def test_jit_backend_calls_run_on_its_first_device_committed_as_jax():
+    # (a direct call, not the stages: jit(backend=) places it as jit(device=) does)
+    jax, k = _jax(), _other()
+    platform = mjax.devices()[0].platform
+    ours, theirs = mjax.jit(f, backend=platform), jax.jit(jf, backend=platform)
+    for x, y in ((X, X), (mjax.device_put(X, mjax.devices()[k]),
+                          jax.device_put(X, jax.devices()[k]))):
+        assert _where(ours(x), mjax.devices()) == _where(theirs(y), jax.devices()) == \
+            [([0], True)] * 2
