@@ -30,3 +30,23 @@ def _x64_off_in_both():
 def x64_mode(request):
     with x64(request.param):
         yield request.param
+
+
+@pytest.fixture
+def lowerings(monkeypatch):
+    """The number of times a program is lowered: a jit's (jitted.lower_to_stablehlo), and
+    an eager vjp/linearize's forward and linear parts (each in one compile_for_buffers)."""
+    from mjax.ad import linear_split
+    from mjax.jit import jitted as jitted_module
+    count = [0]
+
+    def counting(module, name):
+        original = getattr(module, name)
+
+        def counted(*args, **kwargs):
+            count[0] += 1
+            return original(*args, **kwargs)
+        monkeypatch.setattr(module, name, counted)
+    counting(jitted_module, "lower_to_stablehlo")
+    counting(linear_split, "compile_for_buffers")
+    return count

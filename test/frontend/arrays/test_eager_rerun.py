@@ -16,7 +16,6 @@ import pytest
 import mjax
 import mjax.numpy as mnp
 from mjax.jit import jitted as jitted_module
-from mjax.ad import linear_split
 from mjax.ad import staging as ad_staging
 
 import jax  # noqa: E402  (the test-only oracle)
@@ -102,27 +101,6 @@ def test_reused_transform_runs_every_call_as_jax():
         want_counts, want = _run(jax, jnp, case, xs, reuse=True)
         assert got_counts == want_counts, case
         _close(got, want)
-
-
-@pytest.fixture
-def lowerings(monkeypatch):
-    """The number of times a jit's program is lowered (jitted.lower_to_stablehlo)."""
-    count = [0]
-    original = jitted_module.lower_to_stablehlo
-
-    def counting(*args, **kwargs):
-        count[0] += 1
-        return original(*args, **kwargs)
-    monkeypatch.setattr(jitted_module, "lower_to_stablehlo", counting)
-    # (an eager vjp/linearize lowers its forward and linear parts itself, each in one
-    # compile_for_buffers)
-    parts = linear_split.compile_for_buffers
-
-    def counting_parts(*args, **kwargs):
-        count[0] += 1
-        return parts(*args, **kwargs)
-    monkeypatch.setattr(linear_split, "compile_for_buffers", counting_parts)
-    return count
 
 
 def test_same_program_is_not_lowered_again(lowerings):

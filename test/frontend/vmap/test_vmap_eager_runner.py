@@ -17,7 +17,6 @@ import pytest
 
 import mjax
 import mjax.numpy as mnp
-from mjax.jit import jitted as jitted_module
 from frontend_util import check
 
 # (mjax.vmap is the function: the module is reached through sys.modules)
@@ -25,19 +24,6 @@ batching = sys.modules["mjax.vmap.batching"]
 
 X = np.array([0.5, 1.0, 1.5], np.float32)
 M = np.arange(6, dtype=np.float32).reshape(2, 3)
-
-
-@pytest.fixture
-def lowerings(monkeypatch):
-    """The number of times a jit's program is lowered (jitted.lower_to_stablehlo)."""
-    count = [0]
-    original = jitted_module.lower_to_stablehlo
-
-    def counting(*args, **kwargs):
-        count[0] += 1
-        return original(*args, **kwargs)
-    monkeypatch.setattr(jitted_module, "lower_to_stablehlo", counting)
-    return count
 
 
 def _weak(x) -> bool:
