@@ -23,6 +23,8 @@ sizes = the ref's shape, squeezed = [].
     %v   = "jaxpr.strided_get"(%ref, %s0.., %t0..) {sizes, squeezed, shape,
                  access_sizes, access_strides, access_squeezed, bitcast?}
                  (a read through a reshaped and/or bitcast view, or a strided one)
+    %old = "jaxpr.strided_swap"(%ref, %val, %s0.., %t0..) {strided_get's attributes}
+                 (a write through such a view)
 
 Starts are clamped so the slice stays inside the ref (as dynamic_slice does). Ref ops
 are never pure: reads must stay ordered with the writes around them (no CSE, no DCE).
@@ -199,40 +201,32 @@ def bitcast_shape(shape, src, dst, error=TypeError) -> tuple[int, ...]:
     return tuple(shape)
 
 
-class StridedGetOp(RefOp, name="strided_get"):
-    """Reads through a reshaped and/or bitcast view of the ref and/or every stride-th
-    element (a Pallas TPU kernel's `ref.reshape(...)[idx]`, `ref.bitcast(dtype)[idx]`
-    and `ref[start::step]`; JAX: a get through RefReshaper / RefBitcaster transforms or
-    with a strided NDIndexer, which Mosaic lowers to tpu.memref_reshape,
-    tpu.memref_bitcast and tpu.strided_load). Operands: (ref, one start per ref dim, one
-    start per dim of the read view). `sizes`/`squeezed` are the view's window on the ref
-    (as the other ref ops'), `shape` the view's shape after its reshape (its own shape
-    for none); `bitcast` (if set) the dtype that view is then read as, its
-    second-minor dim scaled by the bitwidths' ratio (bitcast_shape: JAX's TPU rule);
-    `access_sizes`/`access_strides`/`access_squeezed` what the read takes of the view
-    so made: `access_sizes[d]` elements from its start, `access_strides[d]` apart;
-    `reshaped` whether the read goes through `.reshape` (JAX's lowering reshapes then,
-    even to the view's own shape)."""
+class StridedAccess(RefOp):
+    """Base of strided_get and strided_swap: an access through a reshaped and/or bitcast
+    view of the ref, strided or not (attributes: StridedGetOp's)."""
     attributes = {**RefOp.attributes, "shape": A.Shape(), "access_sizes": A.Ints(),
                   "access_strides": A.Ints(), "access_squeezed": A.Ints(default=()),
                   "reshaped": A.Bool(default=False), "bitcast": A.DType(default=None)}
 
     @classmethod
-    def infer(cls, *avals, sizes, squeezed, shape, access_sizes, access_strides,
-              access_squeezed=(), reshaped=False, bitcast=None):
+    def access_aval(cls, avals, *, sizes, squeezed, shape, access_sizes, access_strides,
+                    access_squeezed=(), reshaped=False, bitcast=None) -> ShapedArray:
+        """Checks the operands and attributes; the aval of what the access reads or
+        writes."""
         name = cls.OPERATION_NAME
         ref = avals[0]
         if not isinstance(ref, RefAval):
             raise TypeError(f"{name} operand 0 must be a ref (memref), got {ref.str_short()}")
-        view = cls.value_aval(avals[:1 + ref.ndim], sizes, squeezed).shape
-        for i, st in enumerate(avals[1 + ref.ndim:]):
+        k = 1 + cls.num_values + ref.ndim
+        view = cls.value_aval(avals[:k], sizes, squeezed).shape
+        for i, st in enumerate(avals[k:]):
             if isinstance(st, RefAval) or st.shape != () or np.dtype(st.dtype).kind not in "iu":
                 raise TypeError(f"{name} start {i} in the reshaped view must be an integer "
                                 f"scalar, got {st.str_short()}")
-        if len(avals) != 1 + ref.ndim + len(shape):
+        if len(avals) != k + len(shape):
             raise TypeError(f"{name} takes one start per dimension of the ref and one per "
                             f"dimension of its view's shape {tuple(shape)}, got "
-                            f"{len(avals) - 1}")
+                            f"{len(avals) - 1 - cls.num_values}")
         if int(np.prod(view, dtype=np.int64)) != int(np.prod(shape, dtype=np.int64)):
             raise TypeError(f"{name} cannot reshape the view of shape {view} to "
                             f"{tuple(shape)}")
@@ -253,7 +247,45 @@ class StridedGetOp(RefOp, name="strided_get"):
                 raise TypeError(f"{name} reads {size} elements {stride} apart along "
                                 f"dimension {d} of size {n}")
         out = indexed_shape(name, RefAval(read, dtype), access_sizes, access_squeezed)
-        return (ShapedArray(out, dtype),)
+        return ShapedArray(out, dtype)
+
+
+class StridedGetOp(StridedAccess, name="strided_get"):
+    """Reads through a reshaped and/or bitcast view of the ref and/or every stride-th
+    element (a Pallas TPU kernel's `ref.reshape(...)[idx]`, `ref.bitcast(dtype)[idx]`
+    and `ref[start::step]`; JAX: a get through RefReshaper / RefBitcaster transforms or
+    with a strided NDIndexer, which Mosaic lowers to tpu.memref_reshape,
+    tpu.memref_bitcast and tpu.strided_load). Operands: (ref, one start per ref dim, one
+    start per dim of the read view). `sizes`/`squeezed` are the view's window on the ref
+    (as the other ref ops'), `shape` the view's shape after its reshape (its own shape
+    for none); `bitcast` (if set) the dtype that view is then read as, its
+    second-minor dim scaled by the bitwidths' ratio (bitcast_shape: JAX's TPU rule);
+    `access_sizes`/`access_strides`/`access_squeezed` what the read takes of the view
+    so made: `access_sizes[d]` elements from its start, `access_strides[d]` apart;
+    `reshaped` whether the read goes through `.reshape` (JAX's lowering reshapes then,
+    even to the view's own shape)."""
+
+    @classmethod
+    def infer(cls, *avals, **params):
+        return (cls.access_aval(avals, **params),)
+
+
+class StridedSwapOp(StridedAccess, name="strided_swap"):
+    """Writes `val` through a reshaped and/or bitcast view of the ref and/or to every
+    stride-th element (`ref.reshape(...)[idx] = v`, `ref.bitcast(dtype)[idx] = v`,
+    `ref[start::step] = v`); gives the old value. Operands: (ref, val, the starts of
+    strided_get), attributes strided_get's; `val` has the type strided_get would read.
+    JAX: a swap through RefReshaper / RefBitcaster transforms or with a strided
+    NDIndexer (Mosaic: tpu.memref_reshape, tpu.memref_bitcast, then tpu.strided_store,
+    or tpu.vector_store without strides)."""
+    num_values = 1
+
+    @classmethod
+    def infer(cls, *avals, **params):
+        v = cls.access_aval(avals, **params)
+        if len(avals) > 1:
+            cls.check_value("value", avals[1], v)
+        return (v,)
 
 
 class RefNewOp(JaxprOp, name="ref_new"):
@@ -290,9 +322,9 @@ class NumProgramsOp(GridQueryOp, name="num_programs"):
 
 
 REF_OPS = (RefGetOp, RefSwapOp, RefAddUpdateOp, MaskedLoadOp, MaskedSwapOp, AtomicRmwOp,
-           StridedGetOp)
+           StridedGetOp, StridedSwapOp)
 
 __all__ = ["ATOMIC_KINDS", "AtomicRmwOp", "GridQueryOp", "MaskedLoadOp", "MaskedSwapOp",
            "NumProgramsOp", "ProgramIdOp", "REF_OPS", "RefAddUpdateOp", "RefGetOp", "RefNewOp",
            "RefOp",
-           "RefSwapOp", "StridedGetOp", "bitcast_shape", "indexed_shape"]
+           "RefSwapOp", "StridedAccess", "StridedGetOp", "StridedSwapOp", "bitcast_shape", "indexed_shape"]

@@ -242,27 +242,38 @@ def _ref_get(kl, op, ref, *starts, sizes, squeezed=(), **params):
     return [load(ref, idx, sizes, squeezed, _dtype_of_ref(op), cast=keys)]
 
 
-@MOSAIC.register(S.StridedGetOp)
-def _strided_get(kl, op, ref, *starts, sizes, squeezed=(), shape, access_sizes,
-                 access_strides, access_squeezed=(), reshaped=False, bitcast=None,
-                 **params):
-    """A read through a reshaped and/or bitcast view and/or with strides, as JAX lowers
-    it: the view sliced (tpu.memref_slice/memref_squeeze: memory.ref_view),
-    `tpu.memref_reshape` to its new shape (for any `.reshape`, as JAX's),
-    `tpu.memref_bitcast` to the bitcast view's type, then `tpu.strided_load`
-    (`vector.load` where every stride is 1); squeezed dims dropped by
-    `vector.shape_cast`."""
-    if unused(op):
-        return [None]
+def _strided_view(kl, op, ref, starts, sizes, squeezed, shape, reshaped, bitcast):
+    """(the memref an access through a reshaped and/or bitcast view indexes, its dtype,
+    the access's starts), as JAX's _transform_ref makes it: the view sliced
+    (tpu.memref_slice/memref_squeeze: memory.ref_view), `tpu.memref_reshape` to its new
+    shape (for any `.reshape`, as JAX's), `tpu.memref_bitcast` to the bitcast view's
+    type; with JAX's refusals of a reshape of a rank-1 view or of one squeezed (None in
+    the BlockSpec) in its last two dims."""
     n = len(sizes)
-    if bitcast is not None and isinstance(ref, BlockRef) and ref.squeezed:
+    squeezed_block = isinstance(ref, BlockRef) and ref.squeezed
+    if bitcast is not None and squeezed_block:
         raise MosaicLoweringError(
             "a bitcast view of a block with squeezed dims (None in its BlockSpec) is not "
             "supported: JAX bitcasts the block's memref, squeezed dims and all")
-    view = ref_view(kl, ref, list(starts[:n]), list(sizes), tuple(squeezed))
+    if reshaped:
+        # (JAX's block shape: the block's squeezed dims count where no window is taken)
+        rank = n + len(ref.squeezed) if squeezed_block and not squeezed else \
+            n - len(squeezed)
+        if rank < 2:
+            raise MosaicLoweringError("Reshape 1D ref is not supported.")
+        if squeezed_block and not squeezed and any(
+                d in tuple(ref.squeezed) for d in (rank - 2, rank - 1)):
+            raise MosaicLoweringError("Reshape a ref with squeezed dimension on last two "
+                                      "dimensions.")
+    whole = squeezed_block and not squeezed and tuple(sizes) == tuple(
+        avals_in(op)[0].shape) and all(isinstance(s, Const) and int(s.value) == 0
+                                       for s in starts[:n])
+    # (a whole block with squeezed dims: JAX reshapes its memref, squeezed dims and all)
+    view = ref.value if whole and reshaped else ref_view(
+        kl, ref, list(starts[:n]), list(sizes), tuple(squeezed))
     if _check_space(view) != "vmem":
-        raise MosaicLoweringError("strided, reshaped and bitcast reads are only supported "
-                                  "on VMEM refs")
+        raise MosaicLoweringError("strided, reshaped and bitcast reads and writes are only "
+                                  "supported on VMEM refs")
     t = ir.MemRefType(view.type)
     if reshaped or tuple(t.shape) != tuple(shape):
         view = tpu.memref_reshape(ir.MemRefType.get(list(shape), t.element_type,
@@ -273,7 +284,20 @@ def _strided_get(kl, op, ref, *starts, sizes, squeezed=(), shape, access_sizes,
         read = S.bitcast_shape(shape, _dtype_of_ref(op), dtype)
         view = tpu.memref_bitcast(ir.MemRefType.get(list(read), elt_type(dtype),
                                                     memory_space=t.memory_space), view)
-    idx = _indices(starts[n:])
+    return view, dtype, _indices(starts[n:])
+
+
+@MOSAIC.register(S.StridedGetOp)
+def _strided_get(kl, op, ref, *starts, sizes, squeezed=(), shape, access_sizes,
+                 access_strides, access_squeezed=(), reshaped=False, bitcast=None,
+                 **params):
+    """A read through a reshaped and/or bitcast view and/or with strides, as JAX lowers
+    it: the view (_strided_view), then `tpu.strided_load` (`vector.load` where every
+    stride is 1); squeezed dims dropped by `vector.shape_cast`."""
+    if unused(op):
+        return [None]
+    view, dtype, idx = _strided_view(kl, op, ref, starts, sizes, squeezed, shape,
+                                     reshaped, bitcast)
     if all(int(st) == 1 for st in access_strides):
         return [load(view, idx, list(access_sizes), tuple(access_squeezed), dtype)]
     mem = _memory_dtype(dtype)
@@ -283,6 +307,34 @@ def _strided_get(kl, op, ref, *starts, sizes, squeezed=(), shape, access_sizes,
     if out != list(access_sizes):
         v = vector.shape_cast(vtype(out, mem), v)
     return [_to_bool(v, dtype, out)]
+
+
+@MOSAIC.register(S.StridedSwapOp)
+def _strided_swap(kl, op, ref, val, *starts, sizes, squeezed=(), shape, access_sizes,
+                  access_strides, access_squeezed=(), reshaped=False, bitcast=None,
+                  **params):
+    """A write through a reshaped and/or bitcast view and/or with strides, as JAX's swap
+    rule: the view (_strided_view), the old value loaded (`tpu.strided_load`, or
+    `vector.load` where every stride is 1), the new one cast to its memory type, both
+    reshaped where dims are squeezed, then `tpu.strided_store` (`tpu.vector_store`)."""
+    view, dtype, idx = _strided_view(kl, op, ref, starts, sizes, squeezed, shape,
+                                     reshaped, bitcast)
+    val = kl.value(val, dtype)
+    strides = [int(st) for st in access_strides]
+    if all(st == 1 for st in strides):
+        return [swap(view, idx, val, list(access_sizes), tuple(access_squeezed), dtype)]
+    out = [k for d, k in enumerate(access_sizes) if d not in access_squeezed]
+    if not out:
+        raise MosaicLoweringError("scalars cannot be stored to VMEM refs")
+    mem = _memory_dtype(dtype)
+    old = tpu.strided_load(vtype(list(access_sizes), mem), view, idx, strides)
+    val = _from_bool(val, dtype, out)
+    if out != list(access_sizes):
+        old = vector.shape_cast(vtype(out, mem), old)
+        val = vector.shape_cast(vtype(list(access_sizes), mem), val)
+    old = _to_bool(old, dtype, out)
+    tpu.strided_store(val, view, idx, strides)
+    return [old]
 
 
 def unused(op) -> bool:

@@ -308,27 +308,84 @@ def _masked(b, x, starts, sizes, squeezed, update):
     return _unpadded(b, _write(b, xp, starts, sizes, squeezed, new), shape), result
 
 
-@discharge_rule(S.StridedGetOp)
-def _strided_get(b, x, values, starts, *, sizes, squeezed, shape, access_sizes,
-                 access_strides, access_squeezed=(), reshaped=False, bitcast=None):
-    """The view read, reshaped, bitcast, then every stride-th element of the access's
-    extent."""
-    n = len(sizes)
-    view = _read(b, x, starts[:n], sizes, squeezed)
+def _strided_view(b, x, starts, sizes, squeezed, shape, bitcast):
+    """The value of a reshaped and/or bitcast view of `x` (the window read, reshaped,
+    bitcast)."""
+    view = _read(b, x, starts, sizes, squeezed)
     if aval_of(view.type).shape != tuple(shape):
         view = b.reshape(view, new_sizes=tuple(shape))
     if bitcast is not None:
         view = _bitcast_view(b, view, np.dtype(bitcast))
-    extents = tuple((k - 1) * st + 1 if k else 0
-                    for k, st in zip(access_sizes, access_strides))
-    part = _read(b, view, starts[n:], extents, ())
+    return view
+
+
+def _extents(access_sizes, access_strides):
+    return tuple((k - 1) * st + 1 if k else 0
+                 for k, st in zip(access_sizes, access_strides))
+
+
+def _strided_read(b, view, starts, access_sizes, access_strides, access_squeezed):
+    """Every stride-th element of the access's extent in `view` (squeezed dims
+    dropped)."""
+    extents = _extents(access_sizes, access_strides)
+    part = _read(b, view, starts, extents, ())
     if any(st != 1 for st in access_strides):
         part = b.slice(part, start_indices=(0,) * len(extents), limit_indices=extents,
                        strides=tuple(access_strides))
     if access_squeezed:
         part = b.reshape(part, new_sizes=tuple(k for d, k in enumerate(access_sizes)
                                                if d not in access_squeezed))
-    return None, [part]
+    return part
+
+
+@discharge_rule(S.StridedGetOp)
+def _strided_get(b, x, values, starts, *, sizes, squeezed, shape, access_sizes,
+                 access_strides, access_squeezed=(), reshaped=False, bitcast=None):
+    """The view read, reshaped, bitcast, then every stride-th element of the access's
+    extent."""
+    n = len(sizes)
+    view = _strided_view(b, x, starts[:n], sizes, squeezed, shape, bitcast)
+    return None, [_strided_read(b, view, starts[n:], access_sizes, access_strides,
+                                access_squeezed)]
+
+
+@discharge_rule(S.StridedSwapOp)
+def _strided_swap(b, x, values, starts, *, sizes, squeezed, shape, access_sizes,
+                  access_strides, access_squeezed=(), reshaped=False, bitcast=None):
+    """The old value as strided_get reads it; the new value spread over the access's
+    extent (interior padding of stride - 1), kept where each index is a multiple of
+    the strides (the old elements between), written into the view, which is bitcast
+    back (the inverse packing), reshaped to the window and written into `x`."""
+    (val,) = values
+    n = len(sizes)
+    view = _strided_view(b, x, starts[:n], sizes, squeezed, shape, bitcast)
+    vstarts = starts[n:]
+    old = _strided_read(b, view, vstarts, access_sizes, access_strides, access_squeezed)
+    new = val
+    if access_squeezed:
+        new = b.reshape(new, new_sizes=tuple(access_sizes))
+    extents = _extents(access_sizes, access_strides)
+    if any(st != 1 for st in access_strides):
+        a = aval_of(new.type)
+        zero = b.constant(np.zeros((), a.dtype))
+        new = b.pad(new, zero, padding_config=tuple((0, 0, st - 1)
+                                                    for st in access_strides))
+        keep = None
+        for d, st in enumerate(access_strides):
+            if st == 1:
+                continue
+            i = b.iota(dtype=np.dtype(np.int32), shape=extents, dimension=d)
+            on = b.eq(b.rem(i, b.constant(st, np.int32, shape=extents)),
+                      b.constant(0, np.int32, shape=extents))
+            keep = on if keep is None else b.emit("and", keep, on)[0]
+        new = b.select_n(keep, _read(b, view, vstarts, extents, ()), new)
+    view = _write(b, view, vstarts, extents, (), new)
+    if bitcast is not None:
+        view = _bitcast_view(b, view, np.dtype(aval_of(x.type).dtype))
+    window = tuple(k for d, k in enumerate(sizes) if d not in squeezed)
+    if aval_of(view.type).shape != window:
+        view = b.reshape(view, new_sizes=window)
+    return _write(b, x, starts[:n], sizes, squeezed, view), [old]
 
 
 def _bitcast_view(b, v, dtype):

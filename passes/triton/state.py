@@ -181,3 +181,6 @@ TRITON.unsupported(S.RefNewOp, "a kernel's refs are its arguments (and scratch);
 TRITON.unsupported(S.StridedGetOp, "strided and reshaped ref reads (ref[s::k], "
                                    "ref.reshape(...)[...]) are lowered for the TPU only "
                                    "(tpu.strided_load, tpu.memref_reshape)")
+TRITON.unsupported(S.StridedSwapOp, "strided and reshaped ref writes (ref[s::k] = v, "
+                                    "ref.reshape(...)[...] = v) are lowered for the TPU "
+                                    "only (tpu.strided_store, tpu.memref_reshape)")

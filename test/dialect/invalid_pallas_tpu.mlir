@@ -139,3 +139,23 @@ func.func private @bitcast_read_past_view(%x: memref<16x128xbf16>) -> tensor<16x
   %v = "jaxpr.strided_get"(%x, %z, %z, %z, %z) {access_sizes = array<i64: 16, 128>, access_strides = array<i64: 1, 1>, bitcast = ui32, shape = array<i64: 16, 128>, sizes = array<i64: 16, 128>} : (memref<16x128xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<16x128xui32>
   return %v : tensor<16x128xui32>
 }
+
+// -----
+
+// A write through a view takes the value the same access would read.
+func.func private @strided_swap_value(%x: memref<8x128xf32>, %v: tensor<8x128xf32>) -> tensor<8x64xf32> {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{jaxpr.strided_swap value has type f32[8,128], expected f32[8,64] (the indexed part of the ref)}}
+  %old = "jaxpr.strided_swap"(%x, %v, %z, %z, %z, %z) {access_sizes = array<i64: 8, 64>, access_strides = array<i64: 2, 1>, reshaped = true, shape = array<i64: 16, 64>, sizes = array<i64: 8, 128>} : (memref<8x128xf32>, tensor<8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x64xf32>
+  return %old : tensor<8x64xf32>
+}
+
+// -----
+
+// ... and stays inside the view: 8 rows 3 apart span 22 of the 16.
+func.func private @strided_swap_past_view(%x: memref<8x128xf32>, %v: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{jaxpr.strided_swap reads 8 elements 3 apart along dimension 0 of size 16}}
+  %old = "jaxpr.strided_swap"(%x, %v, %z, %z, %z, %z) {access_sizes = array<i64: 8, 64>, access_strides = array<i64: 3, 1>, reshaped = true, shape = array<i64: 16, 64>, sizes = array<i64: 8, 128>} : (memref<8x128xf32>, tensor<8x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x64xf32>
+  return %old : tensor<8x64xf32>
+}

@@ -134,3 +134,22 @@ func.func private @bitcast_view(%x: memref<2x16x128xbf16>) -> (tensor<8x128xui32
   %w = "jaxpr.strided_get"(%x, %one, %z, %z, %z, %z) {access_sizes = array<i64: 32, 128>, access_squeezed = array<i64>, access_strides = array<i64: 1, 1>, bitcast = i8, shape = array<i64: 16, 128>, sizes = array<i64: 1, 16, 128>, squeezed = array<i64: 0>} : (memref<2x16x128xbf16>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<32x128xi8>
   return %v, %w : tensor<8x128xui32>, tensor<32x128xi8>
 }
+
+// -----
+
+// Writes through the same views: every other row of a reshaped view
+// (ref.reshape(16, 64)[pl.ds(1, 8, stride=2)] = v) and a bitcast view's row
+// (ref.at[1].bitcast(jnp.int8)[3] = v: squeezed in the view and in the access); each
+// gives the old value.
+
+// CHECK-LABEL: func.func private @strided_swap
+// CHECK:         "jaxpr.strided_swap"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {access_sizes = array<i64: 8, 64>, access_squeezed = array<i64>, access_strides = array<i64: 2, 1>, reshaped = true, shape = array<i64: 16, 64>, sizes = array<i64: 8, 128>, squeezed = array<i64>} : (memref<8x128xf32>, tensor<8x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x64xf32>
+// CHECK:         "jaxpr.strided_swap"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {access_sizes = array<i64: 1, 128>, access_squeezed = array<i64: 0>, access_strides = array<i64: 1, 1>, bitcast = i8, shape = array<i64: 16, 128>, sizes = array<i64: 1, 16, 128>, squeezed = array<i64: 0>} : (memref<2x16x128xbf16>, tensor<128xi8>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<128xi8>
+func.func private @strided_swap(%x: memref<8x128xf32>, %v: tensor<8x64xf32>, %y: memref<2x16x128xbf16>, %w: tensor<128xi8>) -> (tensor<8x64xf32>, tensor<128xi8>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %one = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+  %three = "jaxpr.constant"() {value = dense<3> : tensor<i32>} : () -> tensor<i32>
+  %old = "jaxpr.strided_swap"(%x, %v, %z, %z, %one, %z) {access_sizes = array<i64: 8, 64>, access_squeezed = array<i64>, access_strides = array<i64: 2, 1>, reshaped = true, shape = array<i64: 16, 64>, sizes = array<i64: 8, 128>, squeezed = array<i64>} : (memref<8x128xf32>, tensor<8x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x64xf32>
+  %row = "jaxpr.strided_swap"(%y, %w, %one, %z, %z, %three, %z) {access_sizes = array<i64: 1, 128>, access_squeezed = array<i64: 0>, access_strides = array<i64: 1, 1>, bitcast = i8, shape = array<i64: 16, 128>, sizes = array<i64: 1, 16, 128>, squeezed = array<i64: 0>} : (memref<2x16x128xbf16>, tensor<128xi8>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<128xi8>
+  return %old, %row : tensor<8x64xf32>, tensor<128xi8>
+}

@@ -654,6 +654,7 @@ def corpus(J, pl, pltpu) -> dict:
         old = J.ref.swap(o_ref, (), J.ref.get(x_ref, ()) * 2.0)
         J.ref.set(o_ref, (), J.ref.get(o_ref, ()) + old)
         J.ref.set(o_ref.at[1], (pl.ds(0, 128),), J.ref.get(x_ref, (2, slice(None))))
+        J.ref.set(o_ref, (pl.ds(3, 2, stride=3),), J.ref.get(x_ref, (pl.ds(0, 2, stride=4),)))
 
     def ref_functions(x):
         return pl.pallas_call(ref_functions_kernel,
@@ -696,4 +697,49 @@ def corpus(J, pl, pltpu) -> dict:
             out_specs=pl.BlockSpec((None, 3, 2, 32, 128), lambda i: (i, 0, 0, 0, 0)),
             out_shape=J.ShapeDtypeStruct((2, 3, 2, 32, 128), jnp.float32))(kv)
     K["ref_bitcast_strided"] = (bitcast_strided, [((2, 2, 16, 4, 128), "bfloat16")])
+    def reshape_store_kernel(x_ref, o_ref, p_ref):   # writes through Ref.reshape/.bitcast
+        i = pl.program_id(0)
+        o_ref.reshape(16, 256)[...] = x_ref.reshape(16, 256)[...]
+        o_ref.at[1].reshape(64, 32)[pl.ds(i * 8, 8), :] = x_ref[0, pl.ds(0, 8), pl.ds(0, 32)]
+        o_ref.reshape(4, 8, 128)[3] += x_ref[1, pl.ds(0, 8)]      # (a load and a store)
+        o_ref.reshape(2, 16, 128)[:, i, :] = x_ref[:, 2, :] * 2.0
+        p_ref.bitcast(jnp.bfloat16)[...] = x_ref[...].astype(jnp.bfloat16)
+        p_ref.reshape(16, 128).bitcast(jnp.int8)[pl.ds(4, 8), :] = jnp.full((8, 128), 3,
+                                                                             jnp.int8)
+
+    def reshape_store(x):
+        return pl.pallas_call(reshape_store_kernel, grid=(2,), out_shape=(
+            J.ShapeDtypeStruct((2, 16, 128), jnp.float32),
+            J.ShapeDtypeStruct((2, 8, 128), jnp.uint32)))(x)
+    K["ref_reshape_store"] = (reshape_store, [((2, 16, 128), np.float32)])
+
+    def strided_store_kernel(x_ref, m_ref, o_ref, b_ref, p_ref):   # tpu.strided_store
+        i = pl.program_id(0)
+        o_ref[...] = jnp.zeros((16, 128), jnp.float32)
+        p_ref[...] = jnp.zeros((32, 128), jnp.float32)
+        o_ref[pl.ds(1, 8, stride=2), :] = x_ref[pl.ds(0, 8), :]
+        o_ref[pl.ds(i, 4, stride=4), pl.ds(0, 64)] += x_ref[pl.ds(8, 4), pl.ds(64, 64)]
+        o_ref[::2, :] = o_ref[::2, :] * 3.0
+        b_ref[...] = jnp.zeros((16, 128), jnp.int32) == 1
+        b_ref[1::2] = m_ref[...] > 0.0                            # (booleans: i32)
+        p_ref.reshape(2, 16, 128)[1, pl.ds(i, 8, stride=2), :] = x_ref[pl.ds(0, 8), :]
+        p_ref.bitcast(jnp.uint32)[pl.ds(0, 4, stride=2), :] = jnp.full((4, 128), 7,
+                                                                       jnp.uint32)
+
+    def strided_store(x, m):
+        return pl.pallas_call(strided_store_kernel, grid=(2,), out_shape=(
+            J.ShapeDtypeStruct((16, 128), jnp.float32),
+            J.ShapeDtypeStruct((16, 128), jnp.bool_),
+            J.ShapeDtypeStruct((32, 128), jnp.float32)))(x, m)
+    K["strided_store"] = (strided_store, [((16, 128), np.float32), ((8, 128), np.float32)])
+
+    def squeezed_reshape_kernel(x_ref, o_ref):   # a block with a squeezed dim, reshaped
+        o_ref.reshape(32, 64)[...] = x_ref.reshape(32, 64)[...]
+
+    def squeezed_reshape(x):     # (JAX reshapes the block's memref, its size-1 dim too)
+        spec = pl.BlockSpec((None, 16, 128), lambda i: (i, 0, 0))
+        return pl.pallas_call(squeezed_reshape_kernel, grid=(2,), in_specs=[spec],
+                              out_specs=spec,
+                              out_shape=J.ShapeDtypeStruct((2, 16, 128), jnp.float32))(x)
+    K["ref_reshape_squeezed_block"] = (squeezed_reshape, [((2, 16, 128), np.float32)])
     return K

@@ -43,7 +43,8 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "roll", "prng", "dynamic_dma", "pallas_key", "chained_semaphores",
          "chained_dma_semaphores", "threefry_keys", "dead_read", "chained_views",
          "chained_views_squeezed", "chained_traced_views", "chained_dma_traced_view",
-         "threefry_raw", "jax_ref_functions", "ref_bitcast", "ref_bitcast_strided"}
+         "threefry_raw", "jax_ref_functions", "ref_bitcast", "ref_bitcast_strided",
+         "ref_reshape_store", "strided_store", "ref_reshape_squeezed_block"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
@@ -393,3 +394,111 @@ def test_ref_bitcast_refusals_are_jax():
                 continue
             with pytest.raises(error):
                 J.jit(f).trace(*args)
+
+
+def _interpreted(name, *args):
+    with pltpu.force_tpu_interpret_mode():
+        return [np.asarray(v) for v in mjax.tree.leaves(MJAX_KERNELS[name][0](*args))]
+
+
+def test_reshape_and_strided_stores_interpreted_values():
+    """The corpus's writes through reshaped and bitcast views and strided writes in
+    mjax's TPU interpret mode, against NumPy (JAX's TPU interpreter cannot run views
+    with a ReshapeTransform: it reads their `indices`). Each grid step rewrites the
+    outputs whole first, so the last step's (i = 1) writes are the result."""
+    import ml_dtypes
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 16, 128)).astype(np.float32)
+    o, p = _interpreted("ref_reshape_store", x)
+    want = x.copy()
+    want[1].reshape(64, 32)[8:16] = x[0, :8, :32]
+    want.reshape(4, 8, 128)[3] += x[1, :8]
+    want.reshape(2, 16, 128)[:, 1, :] = x[:, 2, :] * 2.0
+    np.testing.assert_array_equal(o, want)
+    words = _np_bitcast(x.astype(ml_dtypes.bfloat16), np.uint32)
+    words.reshape(16, 128)[1:3] = 0x03030303        # (int8 rows 4..11: words 1, 2)
+    np.testing.assert_array_equal(p, words)
+    x, m = rng.standard_normal((16, 128)).astype(np.float32), rng.standard_normal((8, 128))
+    o, b, p = _interpreted("strided_store", x, m.astype(np.float32))
+    want = np.zeros((16, 128), np.float32)
+    want[1::2] = x[:8]
+    want[1:14:4, :64] += x[8:12, 64:]
+    want[::2] *= 3.0
+    np.testing.assert_array_equal(o, want)
+    want_b = np.zeros((16, 128), bool)
+    want_b[1::2] = m > 0
+    np.testing.assert_array_equal(b, want_b)
+    want = np.zeros((32, 128), np.float32)
+    want[17:32:2] = x[:8]
+    want[0:8:2] = np.full((4, 128), 7, np.uint32).view(np.float32)
+    np.testing.assert_array_equal(p, want)
+    x = rng.standard_normal((2, 16, 128)).astype(np.float32)
+    np.testing.assert_array_equal(_interpreted("ref_reshape_squeezed_block", x)[0], x)
+
+
+@pytest.mark.parametrize("interpret", ["tpu", "discharge"])
+def test_strided_stores_match_jax_interpreted(interpret):
+    """Strided stores (and `+=` through them) with static and traced starts, run by
+    JAX's interpreters and mjax's: the same values."""
+    def kernel(J, P):
+        def body(x_ref, o_ref):
+            i = P.program_id(0)
+            o_ref[...] = J.numpy.ones((16, 128), np.float32)
+            o_ref[P.ds(i, 8, stride=2), :] = x_ref[P.ds(0, 8), :]
+            o_ref[3::4, P.ds(64, 64)] += x_ref[P.ds(8, 4), P.ds(0, 64)]
+            o_ref[P.ds(2 * i, 2, stride=5), P.ds(7, 1)] = x_ref[P.ds(12, 2), P.ds(1, 1)]
+        return body
+
+    x = np.random.default_rng(1).standard_normal((16, 128)).astype(np.float32)
+    outs = []
+    for J, P, T in ((jax, jpl, jpltpu), (mjax, pl, pltpu)):
+        with T.force_tpu_interpret_mode() if interpret == "tpu" else \
+                contextlib.nullcontext():
+            f = P.pallas_call(kernel(J, P), grid=(2,), interpret=interpret == "discharge",
+                              out_shape=J.ShapeDtypeStruct((16, 128), np.float32))
+            outs.append(np.asarray(f(x)))
+    want = np.ones((16, 128), np.float32)
+    want[1:16:2] = x[:8]
+    want[3::4, 64:] += x[8:12, :64]
+    want[2:8:5, 7] = x[12:14, 1]
+    np.testing.assert_array_equal(outs[1], want)
+    np.testing.assert_array_equal(outs[1], outs[0])
+
+
+def test_reshape_and_strided_store_refusals_are_jax():
+    """What JAX's lowering refuses of writes through reshaped views and strided writes
+    mjax's refuses with the same error: a reshape of a rank-1 ref, of a block squeezed
+    in its last two dims; a masked strided store is a NotImplementedError in both."""
+    def rank1(J, P, T):
+        def body(x_ref, o_ref):
+            o_ref.reshape(8, 128)[...] = x_ref[...].reshape(8, 128)
+        return P.pallas_call(body, out_shape=J.ShapeDtypeStruct((1024,), np.float32)), \
+            (1024,)
+
+    def squeezed_minor(J, P, T):
+        def body(x_ref, o_ref):
+            o_ref.reshape(2, 8, 64)[...] = x_ref[...].reshape(2, 8, 64)
+        spec = P.BlockSpec((8, None, 128), lambda i: (0, i, 0))
+        return P.pallas_call(body, in_specs=[spec], out_specs=spec, grid=(1,),
+                             out_shape=J.ShapeDtypeStruct((8, 1, 128), np.float32)), \
+            (8, 1, 128)
+
+    def masked_strided(J, P, T):
+        def body(x_ref, o_ref):
+            m = J.lax.broadcasted_iota(np.int32, (8, 128), 1) < 64
+            T.store(o_ref.at[P.ds(0, 8, stride=2)], x_ref[P.ds(0, 8)], mask=m)
+        return P.pallas_call(body, out_shape=J.ShapeDtypeStruct((16, 128), np.float32)), \
+            (16, 128)
+
+    cases = [(rank1, "Reshape 1D ref is not supported"),
+             (squeezed_minor, "Reshape a ref with squeezed dimension on last two"),
+             (masked_strided, "strided")]
+    for make, message in cases:
+        f, shape = make(jax, jpl, jpltpu)
+        with _cpu_as_v5e(), pytest.raises(NotImplementedError, match=message):
+            jax.export.export(jax.jit(f), platforms=["tpu"])(
+                jax.ShapeDtypeStruct(shape, np.float32))
+        g, _ = make(mjax, pl, pltpu)
+        with pytest.raises(NotImplementedError, match=message):
+            mjax.jit(g).trace(mjax.ShapeDtypeStruct(shape, np.float32)).lower(
+                lowering_platforms=("tpu",)).as_text()

@@ -18,7 +18,7 @@ from mjax.dialect.ops import state as S
 from mjax.tracing.core import Tracer, bind
 from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE, VIEW_START
 from mjax.dialect.values import defining_op_of, set_attr
-from mjax.dialect.types import RefAval, short_dtype_name
+from mjax.dialect.types import RefAval, ShapedArray, short_dtype_name
 from mjax.experimental.pallas import primitives
 from mjax.specs import dtypes
 from mjax.specs.ref_slice import Slice, ds, dslice  # noqa: F401  (pl.ds is jax.ds)
@@ -109,6 +109,10 @@ def _is_strided(i) -> bool:
         isinstance(i, Slice) and i.stride != 1)
 
 
+def _has_stride(idx) -> bool:
+    return any(_is_strided(i) for i in (idx if isinstance(idx, tuple) else (idx,)))
+
+
 def strided_index(idx, shape) -> tuple[list[tuple], list[int]]:
     """normalize_index's (start, size, squeezed) per dim of `shape`, and each dim's
     stride (a slice's step or pl.ds's stride; 1 elsewhere)."""
@@ -136,27 +140,45 @@ def strided_index(idx, shape) -> tuple[list[tuple], list[int]]:
     return out, strides + [1] * (len(out) - len(strides))
 
 
+def _strided_args(ref: "Ref", idx, shape, bitcast):
+    """(starts, params, the accessed value's shape and dtype) of a strided_get or
+    strided_swap of `idx` through `ref` reshaped to `shape` (None: no reshape), then
+    bitcast to `bitcast` (None: none)."""
+    view_starts, params = ref.op_args(...)
+    params["reshaped"] = shape is not None
+    shape = ref.shape if shape is None else tuple(shape)
+    read, dtype = shape, ref.dtype
+    if bitcast is not None:
+        params["bitcast"] = dtype = bitcast
+        read = bitcast_view_shape(shape, ref.dtype, bitcast)
+    index, strides = strided_index(idx, read)
+    if any(not isinstance(n, (int, np.integer)) for _, n, _ in index):
+        raise NotImplementedError("a strided or reshaped read or write needs static sizes")
+    params.update(shape=shape, access_sizes=tuple(int(n) for _, n, _ in index),
+                  access_strides=tuple(strides),
+                  access_squeezed=tuple(d for d, (_, _, sq) in enumerate(index) if sq))
+    starts = [*view_starts, *[_as_i32(st) for st, _, _ in index]]
+    out = tuple(int(n) for _, n, sq in index if not sq)
+    return starts, params, out, dtype
+
+
 def strided_get(ref: "Ref", idx, shape=None, bitcast=None):
     """`ref[idx]` read through the view reshaped to `shape` (None: no reshape), then
     bitcast to `bitcast` (None: none), with the strides `idx` may have: one
     jaxpr.strided_get (JAX: tpu.memref_reshape, tpu.memref_bitcast, then
     tpu.strided_load, or vector.load without strides)."""
-    view_starts, params = ref.op_args(...)
-    params["reshaped"] = shape is not None
-    shape = ref.shape if shape is None else tuple(shape)
-    read = shape
-    if bitcast is not None:
-        params["bitcast"] = bitcast
-        read = bitcast_view_shape(shape, ref.dtype, bitcast)
-    index, strides = strided_index(idx, read)
-    if any(not isinstance(n, (int, np.integer)) for _, n, _ in index):
-        raise NotImplementedError("a strided or reshaped read needs static sizes")
-    return bind(S.StridedGetOp, ref.tracer, *view_starts,
-                *[_as_i32(st) for st, _, _ in index], shape=shape,
-                access_sizes=tuple(int(n) for _, n, _ in index),
-                access_strides=tuple(strides),
-                access_squeezed=tuple(d for d, (_, _, sq) in enumerate(index) if sq),
-                **params)
+    starts, params, _, _ = _strided_args(ref, idx, shape, bitcast)
+    return bind(S.StridedGetOp, ref.tracer, *starts, **params)
+
+
+def strided_swap(ref: "Ref", idx, value, shape=None, bitcast=None):
+    """`ref[idx] = value` through the view strided_get reads (the value cast and
+    broadcast as a store's); the old value. One jaxpr.strided_swap (JAX: a swap through
+    the view's transforms: tpu.memref_reshape, tpu.memref_bitcast, then the old value's
+    load and tpu.strided_store, or tpu.vector_store without strides)."""
+    starts, params, out, dtype = _strided_args(ref, idx, shape, bitcast)
+    value = primitives._coerce("value", value, ShapedArray(out, dtype), "swap")
+    return bind(S.StridedSwapOp, ref.tracer, value, *starts, **params)
 
 
 def bitcast_view_shape(shape, src, dst) -> tuple[int, ...]:
@@ -202,10 +224,14 @@ class _StateOps:
 
     @classmethod
     def get(cls, ref, idx):
+        if _has_stride(idx):
+            return strided_get(ref, idx)
         return primitives.load(ref, cls._whole(idx))
 
     @classmethod
     def swap(cls, ref, idx, value):
+        if _has_stride(idx):
+            return strided_swap(ref, idx, value)
         return primitives.swap(ref, cls._whole(idx), value)
 
     @classmethod
@@ -354,15 +380,16 @@ class Ref:
 
     def reshape(self, *shape):
         """A view of the ref's elements (row-major) with another shape, which can be
-        read (ragged paged attention reads its reshaped KV buffer with strided loads).
+        read and written (ragged paged attention reads its reshaped KV buffer with
+        strided loads).
         JAX: Ref.reshape (a RefReshaper transform; Mosaic's tpu.memref_reshape)."""
         return ReshapedRef(self, _new_shape(shape, self.shape))
 
     def bitcast(self, dtype):
         """A view of the ref's bits as `dtype`: its second-minor dim scaled by the
         bitwidths' ratio (bf16 (16, 128) -> uint32 (8, 128), two rows in a word's low
-        and high halves), which can be read (strided too), as ragged paged attention
-        reads its packed KV buffer. JAX: Ref.bitcast (a RefBitcaster view;
+        and high halves), which can be read and written (strided too), as ragged
+        paged attention reads its packed KV buffer. JAX: Ref.bitcast (a RefBitcaster view;
         tpu.memref_bitcast)."""
         if self.is_dynamic_size:
             raise NotImplementedError("Bitcast ref with dynamic size is not supported.")
@@ -374,11 +401,14 @@ class Ref:
         return _At(self)
 
     def __getitem__(self, idx):
-        if any(_is_strided(i) for i in (idx if isinstance(idx, tuple) else (idx,))):
+        if _has_stride(idx):
             return strided_get(self, idx)       # (ref[start::step]: a strided load)
         return primitives.load(self, idx)
 
     def __setitem__(self, idx, value):
+        if _has_stride(idx):
+            strided_swap(self, idx, value)      # (ref[start::step] = v: a strided store)
+            return
         primitives.swap(self, idx, value)     # (JAX: ref[idx] = v is a swap)
 
     def get(self, idx=()):
@@ -421,9 +451,9 @@ def _bitcast_dtype(src, dtype):
 
 class ReshapedRef:
     """A ref's view with another shape (`ref.reshape(...)`) and/or its bits read as
-    another dtype (`.bitcast(dtype)`, after any reshape): reads (strided too) go through
-    it; writes, `.at` and DMAs through it are not supported. JAX: a TransformedRef with
-    a RefReshaper and/or a RefBitcaster."""
+    another dtype (`.bitcast(dtype)`, after any reshape): reads and writes (strided
+    too) go through it; `.at` and DMAs through it are not supported. JAX: a
+    TransformedRef with a RefReshaper and/or a RefBitcaster."""
 
     __slots__ = ("ref", "reshape_to", "cast", "shape")
 
@@ -468,18 +498,22 @@ class ReshapedRef:
     def __jax_array__(self):
         return self[...]
 
-    def _unsupported(self, what):
-        kind = "reshaped" if self.cast is None else "reshaped and bitcast"
-        raise NotImplementedError(
-            f"{what} through {self!r}: mjax's Pallas reads {kind} views of refs only "
-            f"(JAX lowers writes through them too); write the ref's own shape and dtype")
-
     def __setitem__(self, idx, value):
-        self._unsupported("writing")
+        strided_swap(self.ref, idx, value, self.reshape_to, self.cast)
+
+    def swap(self, idx, value):
+        """Writes `value` to `self[idx]`; the old value."""
+        return strided_swap(self.ref, idx, value, self.reshape_to, self.cast)
+
+    def set(self, value, idx=()):
+        self[idx if idx != () else ...] = value
 
     @property
     def at(self):
-        self._unsupported("a view (.at)")
+        raise NotImplementedError(
+            f"a view (.at) of {self!r}: mjax's Pallas reads and writes reshaped and "
+            f"bitcast views of refs, but takes no windows of them; index the view "
+            f"(view[idx]) or take the window before reshaping (ref.at[...].reshape(...))")
 
 
 class _At:
@@ -505,4 +539,4 @@ def as_ref(x, what: str) -> Ref:
 
 
 __all__ = ["Ref", "ReshapedRef", "Slice", "as_ref", "bitcast_view_shape", "ds", "dslice",
-           "normalize_index", "strided_get"]
+           "normalize_index", "strided_get", "strided_swap"]
