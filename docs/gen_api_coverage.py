@@ -11,7 +11,7 @@ not). Each is looked up on the mjax module of the same path (`jax.numpy.sum` ->
 `mjax.numpy.sum`). A missing module or name takes its reason from REASONS, the one place
 reasons live; keys are full JAX names or patterns: `*` stays within one module
 ("jax.lax.*_p"), a trailing `.**` covers a module and everything under it
-("jax.experimental.mosaic.**"). One without a reason is "missing (no reason yet)", which
+("jax.experimental.mosaic.gpu.**"). One without a reason is "missing (no reason yet)", which
 test/test_api_coverage.py refuses, as it refuses a REASONS entry that explains nothing.
 Names that exist are compared for signatures by test/frontend/test_signatures.py, over
 the modules this script lists. This script imports the real `jax`; mjax never does.
@@ -41,9 +41,9 @@ _SPECIAL = (f"{NOT_YET} in mjax.scipy.special (lax has lgamma, digamma, polygamm
 _SCIPY_LINALG = (f"{NOT_YET} in mjax.scipy.linalg (the basics, special matrices and expm "
                  "exist; this one needs its own algorithm)")
 _NN = f"{NOT_YET} in mjax.nn"
-_MOSAIC = ("Mosaic's own Python API is not modelled (as_tpu_kernel of a hand-written Mosaic "
-           "module, Mosaic GPU): mjax's Pallas compiles TPU kernels with its "
-           "--jaxpr-pallas-to-mosaic pass and GPU kernels through Triton")
+_MOSAIC = ("Mosaic GPU's own Python API is not modelled: mjax's Pallas compiles GPU kernels "
+           "through Triton (TPU kernels: mjax.experimental.mosaic.as_tpu_kernel, and "
+           "Pallas through --jaxpr-pallas-to-mosaic)")
 _JAX_INTERNAL = ("JAX's tracing internals (Trace/Tracer classes of its interpreters); mjax "
                  "traces into the jaxpr MLIR dialect, its tracers are mjax.core's")
 
@@ -86,7 +86,16 @@ REASONS = {
                            "libtpu itself (runtime/backend.py)"),
     "jax.tools.**": "JAX's command-line tools (jax_to_ir, the Nsight profile converter); "
                     "mjax's tool is mjax-opt",
-    "jax.experimental.mosaic.**": _MOSAIC,
+    "jax.experimental.mosaic.gpu.**": _MOSAIC,
+    "jax.experimental.mosaic.dialects": ("JAX's re-export of jaxlib's Mosaic dialect "
+                                         "bindings: import jaxlib.mosaic.python.tpu, what it "
+                                         "holds, to build modules for as_tpu_kernel"),
+    "jax.experimental.mosaic.lowered_as_tpu_kernel": (
+        f"{NOT_YET}: a module already through Mosaic's own passes (as_tpu_kernel takes "
+        "the module before them)"),
+    "jax.experimental.mosaic.lower_module_to_custom_call": (
+        "JAX's lowering-rule API (a mlir.LoweringRuleContext); mjax's kernels go through "
+        "as_tpu_kernel"),
     "jax.experimental.pallas.tpu_sc.*": ("SparseCore vector operations: mjax's Pallas "
                                          "compiles for TensorCores only (the module's "
                                          "meshes and get_sparse_core_info raise "

@@ -25,7 +25,8 @@ name>.mlir, where that file exists, in place of the kernel's own lowering (from
 `mjax-opt`, or in jit with `jit(f, passes=[JaxprPallasToMosaicPass(load_dir=DIR)])`:
 the pass runs after transformations are expanded, before the pipeline's own). Kernels
 and index maps no other call uses are erased. An op without a Mosaic rule is an error at
-its line naming the op.
+its line naming the op. The pass also lowers `jaxpr.tpu_custom_call`s (hand-written
+Mosaic kernels: passes/mosaic/tpu_kernel.py) at the same serde version.
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 
+from mjax.dialect.ops.mosaic import TpuCustomCallOp
 from mjax.dialect.ops.pallas import PallasCallOp
 from mjax.passes import analyses
 from mjax.passes.ir_util import is_private, nested_ops
@@ -72,7 +74,12 @@ class JaxprPallasToMosaicPass(Pass):
         return f"target-version={serde_version_on_chip(platform_version)}"
 
     def run(self, module: ir.Module) -> None:
-        if PallasCallOp.OPERATION_NAME not in analyses.op_names(module):
+        names = analyses.op_names(module)
+        if TpuCustomCallOp.OPERATION_NAME in names:
+            # hand-written Mosaic kernels (mjax.experimental.mosaic.as_tpu_kernel)
+            from mjax.passes.mosaic.tpu_kernel import lower_tpu_custom_calls
+            lower_tpu_custom_calls(module, int(self.target_version))
+        if PallasCallOp.OPERATION_NAME not in names:
             return      # (the op names the pipeline's passes share: no walk of its own)
         # (jaxlib's Mosaic bindings take ~0.1 s to import: only programs with TPU kernels
         # pay for them)

@@ -60,10 +60,10 @@ def test_reasons_are_looked_up_by_pattern():
     assert gen.reason_for("jax.numpy.fft.float6_x") is None  # (`*` stays in one module)
     assert gen.reason_for("jax.numpy.no_such_name") is None
     # `.**` covers a module and everything under it.
-    mosaic = gen.REASONS["jax.experimental.mosaic.**"]
-    assert gen.reason_for("jax.experimental.mosaic") == mosaic
+    mosaic = gen.REASONS["jax.experimental.mosaic.gpu.**"]
+    assert gen.reason_for("jax.experimental.mosaic.gpu") == mosaic
     assert gen.reason_for("jax.experimental.mosaic.gpu.core.x") == mosaic
-    assert gen.reason_for("jax.experimental.mosaicx") is None
+    assert gen.reason_for("jax.experimental.mosaic.gpux") is None
 
 
 def test_a_module_whose_names_all_exist_lists_none():
