@@ -29,7 +29,7 @@ PROBE = textwrap.dedent("""
            "version": jax.__version__, "argv": sys.argv[1:],
            "sum": float(jnp.sum(jnp.arange(4.0)))}
     try:
-        import jax.experimental.mosaic
+        import jax.experimental.mosaic.gpu
     except ImportError as e:
         out["missing"] = [type(e).__name__, str(e)]
     jax_dir = os.path.dirname(os.path.abspath({jax_dir!r}))
@@ -53,7 +53,7 @@ def _check(out):
     assert out["sum"] == 6.0
     kind, msg = out["missing"]
     assert kind == "ModuleNotFoundError"
-    assert "jax.experimental.mosaic" in msg and "mjax lacks it" in msg
+    assert "jax.experimental.mosaic.gpu" in msg and "mjax lacks it" in msg
     assert out["from_jax"] == []
 
 

@@ -28,6 +28,8 @@ from mjax.dialect.context import context
 from mjax.dialect.ops.mosaic import TpuCustomCallOp
 from mjax.dialect.types import ShapedArray
 from mjax.jit.jitted import jit
+from mjax.passes.mosaic.custom_call import MEMORY_SPACE_COLORS, serialize
+from mjax.passes.mosaic.tpu_kernel import kernel_facts, kernel_module
 from mjax.specs import dtypes as _dtypes
 from mjax.tracing.core import bind
 
@@ -46,7 +48,6 @@ class TpuMemorySpace(enum.Enum):
     @property
     def color(self) -> int:
         """XLA's memory-space color of this space."""
-        from mjax.passes.mosaic.custom_call import MEMORY_SPACE_COLORS
         return MEMORY_SPACE_COLORS[self.name.lower()]
 
 
@@ -151,9 +152,6 @@ def as_tpu_kernel(
     """Turns the Mosaic kernel `module` into a function of arrays returning arrays of
     `out_type` (a ShapeDtypeStruct, or a tuple of them for several results), run as a
     `tpu_custom_call` on a TPU. JAX: jax.experimental.mosaic.as_tpu_kernel."""
-    # (jaxlib's Mosaic bindings: only programs with TPU kernels import them)
-    from mjax.passes.mosaic.custom_call import serialize
-    from mjax.passes.mosaic.tpu_kernel import kernel_facts, kernel_module
     with context():
         kmod = kernel_module(module)
         kernel_facts(kmod, collective_id=collective_id, vmem_limit_bytes=vmem_limit_bytes,
