@@ -107,8 +107,8 @@ class Jitted:
         in_shardings, out_shardings, self._layouts, device = \
             layout_api.split_jit_formats(in_shardings, out_shardings)
         self._device = device or self._device
-        if self._device is None and self._backend in ("cpu", get_backend().platform) \
-                and in_shardings is None and out_shardings is None:
+        if self._device is None and self._backend is not None and in_shardings is None \
+                and out_shardings is None and self._backend in ("cpu", get_backend().platform):
             # (as JAX's: the backend's first device, where the results are committed, as
             # under jit(device=...), whatever device committed arguments are on; the host
             # CPU beside an accelerator too, whose results uncommitted the default
