@@ -58,7 +58,7 @@ from mjax.dialect import attributes as A
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.ops.control_flow import RegionOp, _expect, _types
 from mjax.dialect.ops.pallas import MEMORY_SPACES, SEMAPHORE_SPACES
-from mjax.dialect.ops.state import indexed_shape
+from mjax.dialect.ops.state import bitcast_shape, indexed_shape
 from mjax.dialect.types import RefAval, ShapedArray, aval_of
 
 I32 = ShapedArray((), np.int32)
@@ -472,6 +472,22 @@ class RollOp(JaxprOp, name="roll"):
         return (x,)
 
 
+class TpuBitcastOp(JaxprOp, name="tpu_bitcast"):
+    """`x` (rank >= 2) with its bits read as `dtype`: where the bitwidths differ, the
+    second-minor dim is scaled by their ratio, k narrow rows of a column packed in one
+    wide element (the first in its low bits). Mosaic's tpu.bitcast. JAX: pltpu.bitcast
+    (bitcast_p)."""
+
+    attributes = {"dtype": A.DType()}
+
+    @classmethod
+    def infer(cls, x, *, dtype):
+        if isinstance(x, RefAval) or x.ndim < 2:
+            raise TypeError(f"jaxpr.tpu_bitcast takes an array of rank >= 2, got "
+                            f"{x.str_short()}")
+        return (ShapedArray(bitcast_shape(x.shape, x.dtype, dtype), np.dtype(dtype)),)
+
+
 class PrngSeedOp(JaxprOp, name="prng_seed"):
     """Seeds the TPU core's hardware PRNG with i32 scalars (mixed when several).
     JAX: pltpu.prng_seed (prng_seed_p)."""
@@ -507,6 +523,6 @@ PRNG_OPS = (PrngSeedOp, PrngRandomBitsOp)
 DMA_OPS = (DmaStartOp, DmaWaitOp)
 SEMAPHORE_OPS = (SemaphoreSignalOp, SemaphoreWaitOp, SemaphoreReadOp)
 
-__all__ = ["DMA_OPS", "DYNAMIC_SIZE", "VIEW_START", "n_dynamic", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "PRNG_OPS", "PrngRandomBitsOp", "PrngSeedOp", "RollOp",
+__all__ = ["DMA_OPS", "DYNAMIC_SIZE", "VIEW_START", "n_dynamic", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "PRNG_OPS", "PrngRandomBitsOp", "PrngSeedOp", "RollOp", "TpuBitcastOp",
            "RunScopedOp", "SEMAPHORE_OPS",
            "SemaphoreOp", "fold_view", "view_levels", "SemaphoreReadOp", "SemaphoreSignalOp", "SemaphoreWaitOp"]

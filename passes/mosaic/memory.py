@@ -184,6 +184,12 @@ def _roll(kl, op, x, shift, *, axis, stride=None, stride_axis=None, **params):
                                stride_dimension=stride_axis)]
 
 
+
+@MOSAIC.register(PT.TpuBitcastOp)
+def _tpu_bitcast(kl, op, x, *, dtype, **params):
+    x = kl.value(x, avals_in(op)[0].dtype)
+    return [tpu.bitcast(vtype(aval_out(op).shape, dtype), x)]
+
 @MOSAIC.register(PT.PrngSeedOp)
 def _prng_seed(kl, op, *seeds, **params):
     tpu.prng_set_seed_32([kl.value(s, np.int32) for s in seeds])

@@ -317,6 +317,44 @@ TRITON.unsupported(P.RollOp, "pltpu.roll is a TPU op; JAX's Triton lowering has 
                              "for it either")
 
 
+
+# pltpu.bitcast: interpreted as JAX's rule does, rows packed along the second-minor dim
+@lowering(P.TpuBitcastOp)
+def _tpu_bitcast_lower(ctx, x, *, dtype):
+    a, out = ctx.avals_in[0], ctx.avals_out[0]
+    src, dst = np.dtype(a.dtype).itemsize, np.dtype(dtype).itemsize
+    *lead, m, n = a.shape
+    r = len(a.shape)
+    if src < dst:           # k rows -> one: (.., m/k, k, n) -> (.., m/k, n, k) -> bitcast
+        k = dst // src
+        y = hlo.reshape(H.ttype((*lead, m // k, k, n), a.dtype), x)
+        y = hlo.transpose(y, list(range(r - 1)) + [r, r - 1])
+        return hlo.bitcast_convert(H.ttype(out.shape, dtype), y)
+    if src > dst:           # one row -> k: bitcast (.., m, n, k) -> (.., m, k, n) -> reshape
+        k = src // dst
+        y = hlo.bitcast_convert(H.ttype((*lead, m, n, k), dtype), x)
+        y = hlo.transpose(y, list(range(r - 1)) + [r, r - 1])
+        return hlo.reshape(H.ttype(out.shape, dtype), y)
+    return hlo.bitcast_convert(H.ttype(out.shape, dtype), x)
+
+
+@B.batch_rule(P.TpuBitcastOp)
+def _tpu_bitcast_batch(b, args, dims, *, dtype):
+    # (JAX's rule: the batched array bitcast as it is, its batch dim where it was)
+    (x,), (xd,) = args, dims
+    return b.emit(P.TpuBitcastOp, x, dtype=dtype), [xd]
+
+
+for _table, _why in ((JVP, "pltpu.bitcast has no derivative (JAX's bitcast_p has no JVP "
+                            "rule either)"),
+                     (TRANSPOSE, "pltpu.bitcast is not linear (JAX's bitcast_p has no "
+                                 "transpose rule either)"),
+                     (SHARD, "pltpu.bitcast appears inside Pallas kernels, which sharding "
+                             "propagation does not enter"),
+                     (TRITON, "pltpu.bitcast is a TPU op; JAX's Triton lowering has no "
+                              "rule for it either")):
+    _table.unsupported(P.TpuBitcastOp, _why)
+
 DISCHARGE_NESTED.update({
     P.DmaStartOp: _dma_start,
     P.DmaWaitOp: _dma_wait,

@@ -159,3 +159,21 @@ func.func private @strided_swap_past_view(%x: memref<8x128xf32>, %v: tensor<8x64
   %old = "jaxpr.strided_swap"(%x, %v, %z, %z, %z, %z) {access_sizes = array<i64: 8, 64>, access_strides = array<i64: 3, 1>, reshaped = true, shape = array<i64: 16, 64>, sizes = array<i64: 8, 128>} : (memref<8x128xf32>, tensor<8x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x64xf32>
   return %old : tensor<8x64xf32>
 }
+
+// -----
+
+// pltpu.bitcast takes arrays of rank >= 2 ...
+func.func private @tpu_bitcast_rank1(%x: tensor<256xi32>) -> tensor<256xf32> {
+  // expected-error @+1 {{jaxpr.tpu_bitcast takes an array of rank >= 2, got i32[256]}}
+  %0 = "jaxpr.tpu_bitcast"(%x) {dtype = f32} : (tensor<256xi32>) -> tensor<256xf32>
+  return %0 : tensor<256xf32>
+}
+
+// -----
+
+// ... whose second-minor dim the bitwidths' ratio divides.
+func.func private @tpu_bitcast_ragged(%x: tensor<3x128xbf16>) -> tensor<1x128xi32> {
+  // expected-error @+1 {{Expected input and output shapes are the same after multiplying the second-minor dimension by the bitwidths}}
+  %0 = "jaxpr.tpu_bitcast"(%x) {dtype = i32} : (tensor<3x128xbf16>) -> tensor<1x128xi32>
+  return %0 : tensor<1x128xi32>
+}

@@ -95,6 +95,18 @@ func.func private @roll(%x: tensor<8x128xf32>, %s: tensor<i32>) -> tensor<8x128x
 
 // -----
 
+// pltpu.bitcast: bits read as another dtype, the second-minor dim scaled by the widths.
+// CHECK-LABEL: func.func private @tpu_bitcast
+// CHECK:         "jaxpr.tpu_bitcast"(%{{.*}}) {dtype = i32} : (tensor<16x2x256xbf16>) -> tensor<16x1x256xi32>
+// CHECK:         "jaxpr.tpu_bitcast"(%{{.*}}) {dtype = i8} : (tensor<16x1x256xi32>) -> tensor<16x4x256xi8>
+func.func private @tpu_bitcast(%x: tensor<16x2x256xbf16>) -> tensor<16x4x256xi8> {
+  %0 = "jaxpr.tpu_bitcast"(%x) {dtype = i32} : (tensor<16x2x256xbf16>) -> tensor<16x1x256xi32>
+  %1 = "jaxpr.tpu_bitcast"(%0) {dtype = i8} : (tensor<16x1x256xi32>) -> tensor<16x4x256xi8>
+  return %1 : tensor<16x4x256xi8>
+}
+
+// -----
+
 // The kernel PRNG: seeding (i32 scalars) and drawing i32 bits.
 // CHECK-LABEL: func.func private @prng
 // CHECK:         "jaxpr.prng_seed"(%{{.*}}, %{{.*}}) : (tensor<i32>, tensor<i32>) -> ()

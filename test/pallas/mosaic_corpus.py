@@ -742,4 +742,27 @@ def corpus(J, pl, pltpu) -> dict:
                               out_specs=spec,
                               out_shape=J.ShapeDtypeStruct((2, 16, 128), jnp.float32))(x)
     K["ref_reshape_squeezed_block"] = (squeezed_reshape, [((2, 16, 128), np.float32)])
+    def tpu_bitcast_kernel(x_ref, y_ref, o_ref, w_ref, b_ref):   # pltpu.bitcast: tpu.bitcast
+        x = pltpu.bitcast(x_ref[...].astype(jnp.float32), jnp.int32)
+        y = pltpu.bitcast(y_ref[...].astype(jnp.float32), jnp.int32)
+        o_ref[...] = pltpu.bitcast(y | J.lax.shift_right_logical(x, 16), jnp.bfloat16)
+        w_ref[...] = pltpu.bitcast(x_ref[...], jnp.uint32)          # 2 rows -> 1 word
+        b_ref[...] = pltpu.bitcast(pltpu.bitcast(y_ref[...], jnp.int16), jnp.uint8)
+
+    def tpu_bitcast(x, y):        # (JAX's tpu_ops_test interleave and bitcast kernels)
+        return pl.pallas_call(tpu_bitcast_kernel, out_shape=(
+            J.ShapeDtypeStruct((32, 128), jnp.bfloat16),
+            J.ShapeDtypeStruct((8, 128), jnp.uint32),
+            J.ShapeDtypeStruct((32, 128), jnp.uint8)))(x, y)
+    K["tpu_bitcast"] = (tpu_bitcast, [((16, 128), "bfloat16")] * 2)
+    def load_store_views_kernel(x_ref, y_ref, o_ref):   # pltpu.load/store of views
+        pltpu.store(y_ref, pltpu.load(x_ref.bitcast(jnp.int16)))
+        pltpu.store(o_ref.bitcast(jnp.bfloat16), pltpu.load(x_ref.reshape(2, 8, 128))[1]
+                    .astype(jnp.bfloat16).reshape(8, 128).repeat(2, 0))
+
+    def load_store_views(x):      # (JAX's tpu_pallas_test bitcast ref tests, primitive io)
+        return pl.pallas_call(load_store_views_kernel, out_shape=(
+            J.ShapeDtypeStruct((32, 128), jnp.int16),
+            J.ShapeDtypeStruct((8, 128), jnp.int32)))(x)
+    K["pltpu_load_store_views"] = (load_store_views, [((16, 128), np.int32)])
     return K

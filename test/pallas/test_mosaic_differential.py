@@ -44,7 +44,8 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "chained_dma_semaphores", "threefry_keys", "dead_read", "chained_views",
          "chained_views_squeezed", "chained_traced_views", "chained_dma_traced_view",
          "threefry_raw", "jax_ref_functions", "ref_bitcast", "ref_bitcast_strided",
-         "ref_reshape_store", "strided_store", "ref_reshape_squeezed_block"}
+         "ref_reshape_store", "strided_store", "ref_reshape_squeezed_block",
+         "tpu_bitcast", "pltpu_load_store_views"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
@@ -257,7 +258,7 @@ def test_mjax_export_for_tpu_matches_jax(name):
 
 @pytest.mark.parametrize("name", ["chained_views", "chained_views_squeezed", "threefry_keys",
                                   "chained_traced_views", "chained_dma_traced_view",
-                                  "threefry_raw", "jax_ref_functions"])
+                                  "threefry_raw", "jax_ref_functions", "tpu_bitcast"])
 def test_interpreted_values_match_jax(name):
     """The kernels whose Mosaic keeps JAX's chained views and threefry, run in TPU
     interpret mode by both libraries: the same values."""
@@ -362,6 +363,56 @@ def test_ref_bitcast_interpreted_values():
         np.testing.assert_array_equal(got[i, 2, 0].view(np.uint32), words)
         words = _np_bitcast(rows, np.uint32)[i:i + 64:2]
         np.testing.assert_array_equal(got[i, 2, 1].view(np.uint32), words)
+
+
+def test_tpu_bitcast_interpreted_values():
+    """pltpu.bitcast between bitwidths (jaxpr.tpu_bitcast) in mjax's TPU interpret mode
+    and interpret=True, against NumPy's bits; vmapped over a leading axis too (JAX's
+    batching rule: the batched array bitcast as it is)."""
+    import ml_dtypes
+    rng = np.random.default_rng(4)
+    x, y = (rng.standard_normal((16, 128)).astype(ml_dtypes.bfloat16) for _ in range(2))
+    o, w, b = _interpreted("tpu_bitcast", x, y)
+    want = np.stack([x, y], 1).reshape(32, 128)           # (JAX's test: interleaved rows)
+    np.testing.assert_array_equal(o.view(np.uint16), want.view(np.uint16))
+    np.testing.assert_array_equal(w, _np_bitcast(x, np.uint32))
+    np.testing.assert_array_equal(b, _np_bitcast(y.view(np.uint16), np.uint8))
+    words = rng.integers(0, 2**32, (2, 16, 128), dtype=np.uint64).astype(np.uint32)
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = mjax.vmap(lambda v: pltpu.bitcast(v, np.uint8))(x_ref[...])
+
+    for interpret in (True, False):
+        with contextlib.nullcontext() if interpret else pltpu.force_tpu_interpret_mode():
+            got = pl.pallas_call(kernel, interpret=interpret, out_shape=mjax.ShapeDtypeStruct(
+                (2, 64, 128), np.uint8))(words)
+        np.testing.assert_array_equal(np.asarray(got), _np_bitcast(words, np.uint8))
+    with pytest.raises(ValueError, match="bitcast 1D"):
+        pltpu.bitcast(np.ones((8,), np.int32), np.int8)
+    with pytest.raises(ValueError, match="perfectly packed"):
+        pltpu.bitcast(np.ones((3, 128), np.int8), np.int32)
+
+
+def test_pltpu_load_store_of_views_interpreted_values():
+    """pltpu.load/pltpu.store of bitcast and reshaped views (without a mask: JAX's
+    ref[...]) in mjax's TPU interpret mode, against NumPy's bits; a mask through such a
+    view is refused with a NotImplementedError."""
+    import ml_dtypes
+    rng = np.random.default_rng(6)
+    x = rng.integers(-2**31, 2**31, (16, 128)).astype(np.int32)
+    y, o = _interpreted("pltpu_load_store_views", x)
+    np.testing.assert_array_equal(y, _np_bitcast(x, np.int16))
+    rows = x[8:].astype(ml_dtypes.bfloat16).repeat(2, 0)
+    np.testing.assert_array_equal(o, _np_bitcast(rows.view(np.uint16), np.int32))
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...]
+        pltpu.store(o_ref.bitcast(np.int16), mjax.numpy.zeros((32, 128), np.int16),
+                    mask=mjax.numpy.ones((32, 128), bool))
+
+    f = pl.pallas_call(kernel, out_shape=mjax.ShapeDtypeStruct((16, 128), np.int32))
+    with pytest.raises(NotImplementedError, match="masked store through"):
+        mjax.jit(f).trace(x)
 
 
 def test_ref_bitcast_refusals_are_jax():

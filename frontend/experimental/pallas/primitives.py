@@ -15,7 +15,7 @@ from mjax.dialect.values import defining_op, set_attr
 from mjax.dialect.ops import pallas_tpu as P
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import ShapedArray
-from mjax.experimental.pallas.ref import Ref, as_ref
+from mjax.experimental.pallas.ref import Ref, ReshapedRef, as_ref
 
 
 # ---- the kernel being traced ------------------------------------------------------------
@@ -132,6 +132,9 @@ def load(x_ref_or_view, idx=..., *, mask=None, other=None, cache_modifier=None,
          eviction_policy=None, volatile=False):
     """Reads `ref[idx]`; with `mask`, elements where it is False come from `other`
     (zero if not given) and are never read. JAX: pl.load."""
+    if isinstance(x_ref_or_view, ReshapedRef):       # (pltpu.load of ref.bitcast(...))
+        _unmasked_view(x_ref_or_view, mask, "load")
+        return x_ref_or_view[idx]
     ref = as_ref(x_ref_or_view, "load")
     starts, params = ref.op_args(idx)
     aval = _value_aval(ref, params)
@@ -164,6 +167,9 @@ def _chained(ref, idx, out):
 def swap(x_ref_or_view, idx, val, *, mask=None, eviction_policy=None, _function_name="swap"):
     """Writes `val` into `ref[idx]` (where `mask` holds); returns the old value.
     JAX: pl.swap."""
+    if isinstance(x_ref_or_view, ReshapedRef):
+        _unmasked_view(x_ref_or_view, mask, _function_name)
+        return x_ref_or_view.swap(idx, val)
     ref = as_ref(x_ref_or_view, _function_name)
     starts, params = ref.op_args(idx)
     aval = _value_aval(ref, params)
@@ -173,6 +179,15 @@ def swap(x_ref_or_view, idx, val, *, mask=None, eviction_policy=None, _function_
     mask = _mask(mask, aval, _function_name)
     return _chained(ref, idx, bind(S.MaskedSwapOp, ref.tracer, val, mask, *starts,
                                    **params))
+
+
+def _unmasked_view(view, mask, what):
+    """A reshaped or bitcast view is read and written whole or through an index, as
+    `view[idx]` (JAX: pl.load/pl.store without a mask are ref[idx]); masks are not."""
+    if mask is not None:
+        raise NotImplementedError(
+            f"a masked {what} through {view!r}: mjax's Pallas reads and writes reshaped "
+            f"and bitcast views without masks; select the value with jnp.where instead")
 
 
 def store(x_ref_or_view, idx, val, *, mask=None, eviction_policy=None) -> None:

@@ -41,7 +41,7 @@ from mjax.experimental.pallas.keys import (sample_block, stateful_bernoulli, sta
 from mjax.experimental.pallas.pipeline import emit_pipeline
 from mjax.experimental.pallas.tpu_info import (ChipVersion, TpuInfo, get_tpu_info,
                                                get_tpu_info_for_chip, is_tpu_device)
-from mjax.experimental.pallas.ref import as_ref
+from mjax.experimental.pallas.ref import ReshapedRef, as_ref
 from mjax.arrays.placement import devices as devices_
 
 core = _pl_core     # (JAX: pltpu.core is its mosaic core module)
@@ -318,7 +318,8 @@ def roll(x, shift, axis: int, *, stride: int | None = None, stride_axis: int | N
 
 def bitcast(x, ty):
     """Reinterprets the bits of `x` (at least 2-D) as dtype `ty`, packing or unpacking
-    along the second-minor dimension. JAX: pltpu.bitcast."""
+    along the second-minor dimension (jaxpr.tpu_bitcast: Mosaic's tpu.bitcast).
+    JAX: pltpu.bitcast (bitcast_p)."""
     ty = dtypes.canonicalize_dtype(ty)
     x = jnp.asarray(x)
     if x.ndim < 2:
@@ -327,26 +328,19 @@ def bitcast(x, ty):
     if x.shape[-2] * src % dst:
         raise ValueError("Not implemented: the 2nd minor dim can not be perfectly packed "
                          "or unpacked")
-    if src < dst:
-        *lead, m, n = x.shape
-        k = dst // src
-        y = jnp.swapaxes(x.reshape(*lead, m // k, k, n), -1, -2)
-        return lax.bitcast_convert_type(y, ty)
-    if src > dst:
-        y = lax.bitcast_convert_type(x, ty)
-        *lead, m, n, k = y.shape
-        return jnp.swapaxes(y, -1, -2).reshape(*lead, m * k, n)
-    return lax.bitcast_convert_type(x, ty)
+    return bind(PT.TpuBitcastOp, x, dtype=np.dtype(ty))
 
 
 def load(ref, *, mask=None):
     """Loads the whole ref (or view), where `mask` holds. JAX: pltpu.load."""
-    return _p.load(as_ref(ref, "pltpu.load"), ..., mask=mask)
+    view = ref if isinstance(ref, ReshapedRef) else as_ref(ref, "pltpu.load")
+    return _p.load(view, ..., mask=mask)
 
 
 def store(ref, val, *, mask=None) -> None:
     """Stores `val` into the whole ref (or view), where `mask` holds. JAX: pltpu.store."""
-    _p.store(as_ref(ref, "pltpu.store"), ..., val, mask=mask)
+    view = ref if isinstance(ref, ReshapedRef) else as_ref(ref, "pltpu.store")
+    _p.store(view, ..., val, mask=mask)
 
 
 def with_memory_space_constraint(x, memory_space):
