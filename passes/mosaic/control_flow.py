@@ -108,29 +108,56 @@ def _scan(kl, op, *args, length, reverse=False, unroll=1, num_consts=0, num_carr
     inc = _fori_increment(block, num_consts)
     if inc is not None:
         start, carry = carry[0], carry[1:]
-        lower = kl.value(start, np.int32)
+        lower = start if isinstance(start, Const) else kl.value(start, np.int32)
         carry_avals = avals[num_consts + 1:]
     else:
-        start, lower = Const(np.asarray(0, np.int32)), full(0, np.int32)
+        start, lower = Const(np.asarray(0, np.int32)), None
         carry_avals = avals[num_consts:]
-    upper = arith.addi(lower, full(int(length), np.int32))
-    step = full(1, np.int32)
     init = _values(kl, carry, carry_avals)
-    loop = scf.ForOp(lower, upper, step, init)
-    with ir.InsertionPoint(loop.body):
-        iv, *iters = list(loop.body.arguments)
-        if inc is not None:     # the index is the loop's; its increment is dropped
-            outs = kl.lower_block(block, consts + [iv] + iters, skip=_droppable(inc))[1:]
-        else:
-            outs = kl.lower_block(block, consts + iters)
-        scf.YieldOp([kl.value(v, a.dtype) for v, a in zip(outs, carry_avals)])
-    results = list(loop.results)
+    results = _unrolled_for(kl, block, consts, inc, lower, int(length), int(unroll), init,
+                            carry_avals)
     if inc is None:
         return results
     # The index after the loop (JAX emits it right here, as a constant when it can).
     final = full(int(start.value) + int(length), np.int32) if isinstance(start, Const) \
-        else upper
+        else arith.addi(lower, full(int(length), np.int32))
     return [final] + results
+
+
+def _unrolled_for(kl, block, consts, inc, start, n, unroll, values, avals) -> list:
+    """The body `n` times from `start` (a Const, an i32 value, or None: 0 and no index),
+    as JAX's _lower_jaxpr_to_for_loop: `unroll` bodies per trip of an scf.for stepping
+    by `unroll`, the remainder's bodies after it; no loop where `unroll` is `n` and the
+    start static (the indices constants)."""
+    skip = None if inc is None else _droppable(inc)
+
+    def body(i, iters):
+        if inc is None:
+            outs = kl.lower_block(block, consts + iters)
+        else:
+            outs = kl.lower_block(block, consts + [i] + iters, skip=skip)[1:]
+        return _values(kl, outs, avals)
+
+    static = start is None or isinstance(start, Const)
+    first = 0 if start is None else (int(start.value) if static else None)
+    if static and n == unroll:
+        for i in range(first, first + n):
+            values = body(full(i, np.int32), values)
+        return values
+    lower = full(first, np.int32) if static else start
+    main = n // unroll * unroll
+    if main:
+        upper = arith.addi(lower, full(main, np.int32))
+        loop = scf.ForOp(lower, upper, full(unroll, np.int32), values)
+        with ir.InsertionPoint(loop.body):
+            iv, *iters = list(loop.body.arguments)
+            for k in range(unroll):
+                iters = body(iv if k == 0 else arith.addi(iv, full(k, np.int32)), iters)
+            scf.YieldOp(iters)
+        values = list(loop.results)
+    for k in range(main, n):
+        values = body(arith.addi(lower, full(k, np.int32)), values)
+    return values
 
 
 def _droppable(inc):

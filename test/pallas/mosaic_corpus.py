@@ -765,4 +765,23 @@ def corpus(J, pl, pltpu) -> dict:
             J.ShapeDtypeStruct((32, 128), jnp.int16),
             J.ShapeDtypeStruct((8, 128), jnp.int32)))(x)
     K["pltpu_load_store_views"] = (load_store_views, [((16, 128), np.int32)])
+    def fori_unroll_kernel(x_ref, o_ref, s_ref):   # fori_loop(unroll=...) as JAX unrolls
+        o_ref[...] = x_ref[...]
+
+        def body(i, _):
+            o_ref[...] += pl.program_id(0) + i
+        J.lax.fori_loop(0, 5, body, None, unroll=2)      # 2 per trip, 1 after the loop
+        J.lax.fori_loop(0, 3, body, None, unroll=True)   # no loop
+        s_ref[0] = J.lax.fori_loop(0, 1, lambda i, c: c + (i + 1) * 2, 1)    # no loop
+        s_ref[1] = J.lax.fori_loop(2, 8, lambda i, c: c + i, s_ref[0], unroll=3)
+
+    def fori_unroll(x):       # (JAX's tpu_pallas_test fori_loop unroll tests)
+        return pl.pallas_call(
+            fori_unroll_kernel, grid=(2,),
+            in_specs=[pl.BlockSpec((256,), lambda i: (i,))],
+            out_specs=(pl.BlockSpec((256,), lambda i: (i,)),
+                       pl.BlockSpec(memory_space=pltpu.SMEM)),
+            out_shape=(J.ShapeDtypeStruct((512,), jnp.int32),
+                       J.ShapeDtypeStruct((2,), jnp.int32)))(x)
+    K["fori_unroll"] = (fori_unroll, [((512,), np.int32)])
     return K
