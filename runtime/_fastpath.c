@@ -10,8 +10,10 @@
  * fields it reads through their slots, as the Python fast path reads them; the general
  * path runs programs through frontend/arrays/dispatch.py, the one execute path). Anything else,
  * and any error of the execution, goes to the Python `__call__` (the same checks, then the
- * general path), so results and errors are the same. Only the CPython C API is used; the
- * package works without this module.
+ * general path), so results and errors are the same. An exact NumPy array leaf takes its
+ * aval and its put (jaxlib's batched_device_put) from the dicts jit_fast's host_key and
+ * host_buf keep, without running them, where it needs no conversion (set_numpy). Only the
+ * CPython C API is used; the package works without this module.
  */
 #include "_mjax_fast.h"   /* array_type, Array's slots, new_array */
 
@@ -27,7 +29,16 @@ static PyObject *layouts_in_use = NULL;
 /* Set by set_host(): jit_fast.override_epoch, the epoch under config context managers. */
 static PyObject *override_epoch_fn = NULL;
 static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_overriding, *s_stack,
-    *s_flatten_up_to, *s_consume, *s_unflatten;
+    *s_flatten_up_to, *s_consume, *s_unflatten, *s_values, *s_x64, *s_shape, *s_dtype,
+    *s_backend;
+/* Set by set_numpy() (NULL: every host leaf goes to host_key_fn and host_buf_fn): NumPy's
+ * ndarray type; jit_fast._HOST_AVALS ((shape, dtype, x64) -> aval) and _PUTTERS
+ * ((backend, shape, dtype) -> put), the dicts host_key and host_buf fill; HostPut
+ * (runtime/backend.py) and the offsets of its slots `call`, `args`; CacheEntry.executable's
+ * offset. */
+static PyTypeObject *ndarray_type = NULL, *hostput_type = NULL;
+static PyObject *host_avals = NULL, *host_putters = NULL;
+static Py_ssize_t off_hp_call = -1, off_hp_args = -1, off_executable = -1;
 /* Set by set_entry(): jit_entry.CacheEntry and the offsets of the named fields (slots) the
  * fast path reads: `fast` (True: it may run the entry), `run`, `handlers`, `out_avals`,
  * `out_canonical` (None: one bare array), `out_tuple`, `const_bufs`, `commit`. */
@@ -62,6 +73,37 @@ static PyObject *set_host(PyObject *mod, PyObject *args) {
     Py_INCREF(key); Py_XSETREF(host_key_fn, key);
     Py_INCREF(buf); Py_XSETREF(host_buf_fn, buf);
     Py_XINCREF(layouts); Py_XSETREF(layouts_in_use, layouts);
+    Py_RETURN_NONE;
+}
+
+static PyObject *set_numpy(PyObject *mod, PyObject *args) {
+    PyObject *nd, *avals = NULL, *puts = NULL, *hp = NULL;
+    if (!PyArg_ParseTuple(args, "O|O!O!O!", &nd, &PyDict_Type, &avals, &PyDict_Type, &puts,
+                          &PyType_Type, &hp))
+        return NULL;
+    if (nd == Py_None) {    /* (off: host_key and host_buf take every host leaf) */
+        Py_CLEAR(ndarray_type);
+        Py_RETURN_NONE;
+    }
+    if (!PyType_Check(nd) || hp == NULL) {
+        PyErr_SetString(PyExc_TypeError,
+                        "set_numpy(ndarray, host_avals, putters, HostPut) or set_numpy(None)");
+        return NULL;
+    }
+    if (entry_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "_fastpath.set_entry() was not called");
+        return NULL;
+    }
+    Py_ssize_t c = slot_offset((PyTypeObject *)hp, "call", "_fastpath"),
+               a = slot_offset((PyTypeObject *)hp, "args", "_fastpath"),
+               e = slot_offset(entry_type, "executable", "_fastpath");
+    if (c < 0 || a < 0 || e < 0)
+        return NULL;
+    off_hp_call = c; off_hp_args = a; off_executable = e;
+    Py_INCREF(hp); Py_XSETREF(hostput_type, (PyTypeObject *)hp);
+    Py_INCREF(avals); Py_XSETREF(host_avals, avals);
+    Py_INCREF(puts); Py_XSETREF(host_putters, puts);
+    Py_INCREF(nd); Py_XSETREF(ndarray_type, (PyTypeObject *)nd);
     Py_RETURN_NONE;
 }
 
@@ -150,6 +192,110 @@ static int match_committed(PyObject *x, PyObject *s, PyObject *want) {
     return same_aval(SLOT(x, off_aval), PyTuple_GET_ITEM(want, 0));
 }
 
+/* The aval of an exact ndarray `x` as jit_fast.host_key finds it in _HOST_AVALS, keyed by
+ * (x.shape, x.dtype, config's jax_enable_x64), where no config context manager is active
+ * (config._values holds the value host_key reads): a new reference, or NULL (no error set)
+ * where host_key must say (not there yet; under a context manager; any error). */
+static PyObject *numpy_aval(PyObject *x) {
+    PyObject *t = PyObject_GetAttr(config_obj, s_overriding), *values = NULL, *shape = NULL,
+             *dtype = NULL, *key = NULL, *aval = NULL;
+    int quiet = t != NULL && PyList_CheckExact(t) && PyList_GET_SIZE(t) == 0;
+    Py_XDECREF(t);
+    if (!quiet)
+        goto done;
+    values = PyObject_GetAttr(config_obj, s_values);
+    if (values == NULL || !PyDict_CheckExact(values))
+        goto done;
+    PyObject *x64 = PyDict_GetItemWithError(values, s_x64);
+    if (x64 == NULL)
+        goto done;
+    Py_INCREF(x64);
+    if ((shape = PyObject_GetAttr(x, s_shape)) != NULL &&
+            (dtype = PyObject_GetAttr(x, s_dtype)) != NULL)
+        key = PyTuple_Pack(3, shape, dtype, x64);
+    Py_DECREF(x64);
+    if (key == NULL)
+        goto done;
+    aval = PyDict_GetItemWithError(host_avals, key);     /* borrowed */
+    Py_XINCREF(aval);
+done:
+    PyErr_Clear();
+    Py_XDECREF(values); Py_XDECREF(shape); Py_XDECREF(dtype); Py_XDECREF(key);
+    return aval;
+}
+
+/* The key of a host leaf `x` (jit_fast.host_key's answer, a new reference; NULL: an error). */
+static PyObject *host_leaf_key(PyObject *x) {
+    if (ndarray_type != NULL && Py_TYPE(x) == ndarray_type) {
+        PyObject *k = numpy_aval(x);
+        if (k != NULL)
+            return k;
+    }
+    return PyObject_CallOneArg(host_key_fn, x);
+}
+
+/* The device buffer of an exact ndarray leaf `x` of `aval` for `entry` as jit_fast.host_buf
+ * makes it where x.dtype is aval.dtype (np.asarray(x, dtype) is x): the put kept in
+ * _PUTTERS for (entry.executable.backend, shape, dtype), called with x (a HostPut's
+ * batched_device_put called here with its arguments; jaxlib's put checks the transfer
+ * guard). A new reference; NULL with an error: the put failed; NULL without: host_buf
+ * must make it (a conversion, another kind of leaf, no put kept yet, ...). A program that
+ * donates arguments gets a fresh buffer either way: a put makes one each call. */
+static PyObject *numpy_buf(PyObject *entry, PyObject *x, PyObject *aval) {
+    if (ndarray_type == NULL || Py_TYPE(x) != ndarray_type || aval_type == NULL ||
+            Py_TYPE(aval) != aval_type || Py_TYPE(entry) != entry_type)
+        return NULL;
+    PyObject *shape = SLOT(aval, off_shape), *dtype = SLOT(aval, off_dtype),
+             *exe = SLOT(entry, off_executable);
+    if (shape == NULL || dtype == NULL || exe == NULL)
+        return NULL;
+    PyObject *xd = PyObject_GetAttr(x, s_dtype);
+    Py_XDECREF(xd);     /* (compared by identity: held by x) */
+    if (xd != dtype) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *backend = PyObject_GetAttr(exe, s_backend), *key = NULL, *put = NULL;
+    if (backend == NULL || backend == Py_None || PyObject_IsTrue(backend) != 1 ||
+            (key = PyTuple_Pack(3, backend, shape, dtype)) == NULL ||
+            (put = PyDict_GetItemWithError(host_putters, key)) == NULL) {
+        PyErr_Clear();
+        Py_XDECREF(backend); Py_XDECREF(key);
+        return NULL;
+    }
+    Py_INCREF(put);
+    Py_DECREF(backend); Py_DECREF(key);
+    PyObject *r, *call = NULL, *pargs = NULL;
+    if (Py_TYPE(put) == hostput_type) {
+        call = SLOT(put, off_hp_call);
+        pargs = SLOT(put, off_hp_args);
+    }
+    if (call != NULL && pargs != NULL && PyTuple_CheckExact(pargs) &&
+            PyTuple_GET_SIZE(pargs) >= 3 && PyTuple_GET_SIZE(pargs) <= 12) {
+        PyObject *stack[12], *xs = PyList_New(1);
+        if (xs == NULL) {
+            Py_DECREF(put);
+            return NULL;
+        }
+        Py_INCREF(x);
+        PyList_SET_ITEM(xs, 0, x);
+        Py_ssize_t n = PyTuple_GET_SIZE(pargs);
+        for (Py_ssize_t i = 0; i < n; i++)
+            stack[i] = PyTuple_GET_ITEM(pargs, i);
+        stack[2] = xs;
+        Py_INCREF(call);
+        Py_INCREF(pargs);   /* (its items are the call's arguments) */
+        r = PyObject_Vectorcall(call, stack, n, NULL);
+        Py_DECREF(pargs);
+        Py_DECREF(call);
+        Py_DECREF(xs);
+    } else {
+        r = PyObject_CallOneArg(put, x);
+    }
+    Py_DECREF(put);
+    return r;
+}
+
 /* 1: the leaves match the memo's avals; 0: they do not; -1: an error is set. `*renew`:
  * some Array's aval is equal to the memo's but another object; `*keys`: some memo entry
  * is a host leaf's or committed Array's key, not an Array's own aval. */
@@ -163,7 +309,7 @@ static int match_leaves(PyObject *const *items, Py_ssize_t n, PyObject *avals,
             /* A NumPy array or Python scalar: its aval is one object per kind of leaf. */
             if (host_key_fn == NULL)
                 return 0;
-            PyObject *k = PyObject_CallOneArg(host_key_fn, x);
+            PyObject *k = host_leaf_key(x);
             int same = k != NULL && k == PyTuple_GET_ITEM(avals, i);
             Py_XDECREF(k);
             if (!same)
@@ -414,8 +560,10 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
                 goto miss;
             Py_INCREF(b);
         } else {   /* (put on the device: a transfer guard's refusal takes the Python path) */
-            b = PyObject_CallFunctionObjArgs(host_buf_fn, entry, leaves[i],
-                                             PyTuple_GET_ITEM(avals, i), NULL);
+            b = numpy_buf(entry, leaves[i], PyTuple_GET_ITEM(avals, i));
+            if (b == NULL && !PyErr_Occurred())
+                b = PyObject_CallFunctionObjArgs(host_buf_fn, entry, leaves[i],
+                                                 PyTuple_GET_ITEM(avals, i), NULL);
             if (b == NULL)
                 goto miss;
         }
@@ -568,6 +716,10 @@ static PyMethodDef methods[] = {
     {"set_entry", set_entry, METH_VARARGS,
      "set_entry(CacheEntry): the cache entry class whose named fields the fast path reads."},
     {"make_array", make_array, METH_VARARGS, "Array(buf, aval) as the fast path builds it."},
+    {"set_numpy", set_numpy, METH_VARARGS,
+     "set_numpy(ndarray, host_avals, putters, HostPut) (after set_entry): exact NumPy array "
+     "leaves take their avals and puts from those dicts here; set_numpy(None): host_key and "
+     "host_buf take them."},
     {"set_host", set_host, METH_VARARGS,
      "set_host(host_key, host_buf[, layouts_in_use, override_epoch]): how NumPy array and "
      "Python scalar leaves are taken, when committed Arrays are, and the epoch under config "
@@ -591,6 +743,11 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     INTERN(s_consume, "consume_with_handlers");
     INTERN(s_unflatten, "unflatten");
     INTERN(s_flatten_up_to, "flatten_up_to");
+    INTERN(s_values, "_values");
+    INTERN(s_x64, "jax_enable_x64");
+    INTERN(s_shape, "shape");
+    INTERN(s_dtype, "dtype");
+    INTERN(s_backend, "backend");
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;

@@ -224,6 +224,22 @@ class Backend(Protocol):
         """A host copy of one of this backend's buffers."""
 
 
+class HostPut:
+    """What a backend's optional `putter(shape, dtype)` may give: put(array) as
+    `call(*args)` with `[array]` for args[2] (None there), its other arguments made once.
+    The C jit fast path (runtime/_fastpath.c) reads `call` and `args` and makes the call
+    itself; any other callable a putter gives, it calls."""
+
+    __slots__ = ("call", "args")
+
+    def __init__(self, call, *args):
+        self.call, self.args = call, args
+
+    def __call__(self, array):
+        args = self.args
+        return self.call(args[0], args[1], [array], *args[3:])
+
+
 # ---- the registry ------------------------------------------------------------------------
 _PLUGINS: dict[str, Callable[[str], Backend]] = {}   # Platform.backend -> backend class
 _BACKENDS: dict[Platform, Backend] = {}               # made on first use
@@ -454,7 +470,7 @@ def buffer_to_numpy(buf: Buffer, dtype=None) -> np.ndarray:
     return _plugin(Platform.parse(buf.platform()).backend).to_numpy(buf, dtype)
 
 
-__all__ = ["Backend", "Buffer", "Executable", "PLATFORMS", "Platform", "PlatformRecord",
+__all__ = ["Backend", "Buffer", "Executable", "HostPut", "PLATFORMS", "Platform", "PlatformRecord",
            "available_platforms", "backend_of_device", "backends_are_initialized",
            "buffer_to_numpy", "configured_platform", "default_platform",
            "device_memory_platform", "discover",

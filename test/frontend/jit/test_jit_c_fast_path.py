@@ -19,18 +19,24 @@ import mjax.numpy as jnp
 from mjax.jit import fast as jit_fast
 from mjax.arrays.array import Array
 from mjax.jit.jitted import Jitted
+from mjax.runtime.backend import HostPut
 
 Pair = collections.namedtuple("Pair", "a b")
 C_ON = jit_fast.C_FASTPATH is not None
+# (mjax's sources wherever its subpackages live: runtime/ beside frontend/ in an editable
+# install)
+PKG = tuple(os.path.dirname(m.__file__) + os.sep for m in (mjax, mjax.dialect, mjax.runtime))
 # The Python __call__ (the C one hands it every call it does not take).
-PY_CALL = getattr(Jitted.__call__, "__wrapped__", Jitted.__call__)
+# (Without the C module __call__ is api_boundary's wrapper, whose __wrapped__ is the bare
+# function.)
+PY_CALL = Jitted.__call__.__wrapped__ if C_ON else Jitted.__call__
 
 
 def test_c_module_is_built_and_used():
     if os.environ.get("MJAX_NO_C_FASTPATH", "") not in ("", "0"):
         assert not C_ON and Jitted.__call__ is PY_CALL
         return
-    built = list(pathlib.Path(jit_fast.__file__).parent.parent.glob("runtime/_fastpath*"))
+    built = list(pathlib.Path(mjax.runtime.__file__).parent.glob("_fastpath*"))
     if not any(p.suffix in (".so", ".pyd") for p in built):
         pytest.skip("the C extension was not built (no compiler at install time)")
     assert C_ON and Jitted.__call__ is not PY_CALL
@@ -191,3 +197,169 @@ def test_structure_changes_leave_the_memo():
         jp = jax.tree_util.tree_map(lambda a: jjnp.asarray(np.asarray(a)), p) \
             if not isinstance(p, Meta) else Meta(jjnp.asarray(np.asarray(p.a)), p.scale)
         _same(f(p), g(jp))
+
+
+# ---- NumPy array arguments: the C path's own avals and puts (set_numpy) ----------------
+class _Sub(np.ndarray):
+    pass
+
+
+# (fun, args): each call runs with the C path's NumPy leaves on and off, and on the Python
+# path alone (MJAX_NO_C_FASTPATH=1), against jax
+NUMPY_CASES = [
+    ("float32", lambda x, y: x * y + 1, (np.arange(4, dtype=np.float32), X)),
+    ("float64 becomes float32", lambda x, y: x * y, (np.arange(4.0) / 3, X)),
+    ("int8 and float64", lambda x, y: x * y, (np.arange(4, dtype=np.int8), np.arange(4.0))),
+    ("non-contiguous", lambda x: x * 2, (np.arange(8, dtype=np.float32)[::2],)),
+    ("Fortran order", lambda x: x.T @ x,
+     (np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3)),)),
+    ("reversed", lambda x: x - 1, (np.arange(5, dtype=np.int32)[::-1],)),
+    ("0-d", lambda x: x + 1, (np.array(2.5, np.float32),)),
+    ("bool", lambda x: ~x, (np.array([True, False]),)),
+    ("ndarray subclass", lambda x: x * 2, (np.arange(3, dtype=np.float32).view(_Sub),)),
+    ("in a pytree", lambda d: d["a"] + d["b"][0],
+     ({"a": np.ones(3, np.float32), "b": [np.arange(3.0)]},)),
+]
+
+
+def _numpy_leaves_in_c(on):
+    """The C path takes exact ndarray leaves itself (on) or asks host_key and host_buf
+    about every one (off: as before set_numpy existed)."""
+    if on:
+        jit_fast.C_FASTPATH.set_numpy(np.ndarray, jit_fast._HOST_AVALS, jit_fast._PUTTERS,
+                                      HostPut)
+    else:
+        jit_fast.C_FASTPATH.set_numpy(None)
+
+
+def test_numpy_arguments_match_jax_either_way():
+    for name, fun, args in NUMPY_CASES:   # (one test: the fast tier keeps every case)
+        want = jax.jit(fun)(*_j(args))
+        hosts = [a for a in jax.tree_util.tree_leaves(args) if isinstance(a, np.ndarray)]
+        before = [np.array(a, copy=True) for a in hosts]
+        for on in (True, False) if C_ON else (None,):
+            if on is not None:
+                _numpy_leaves_in_c(on)
+            try:
+                f = mjax.jit(fun)
+                for _ in range(3):
+                    _same(f(*args), want)
+            finally:
+                if on is not None:
+                    _numpy_leaves_in_c(True)
+        for a, b in zip(hosts, before):
+            np.testing.assert_array_equal(a, b)     # (the host arrays are left as they were)
+
+
+def test_cached_numpy_calls_run_python_only_to_convert():
+    """An exact ndarray of the memo's dtype runs no Python of mjax's (its aval and put read
+    in C); one converted (float64 without x64) is put by host_buf, its aval still read in
+    C; under a config context manager host_key says what its aval is."""
+    if not C_ON:
+        pytest.skip("no C module")
+    ours = lambda fn: fn.startswith(PKG)      # noqa: E731
+    f = mjax.jit(lambda x, y: x * y)
+    X = jnp.arange(4, dtype=jnp.float32)   # (one whose `.sharding` no test has read)
+    h32, h64 = np.arange(4, dtype=np.float32), np.arange(4.0)
+    strided = np.arange(8, dtype=np.float32)[::2]
+    for x in (h32, strided):
+        f(x, X), f(x, X)
+        assert python_calls(lambda: f(x, X), ours) == []
+    f(h64, X), f(h64, X)
+    calls = python_calls(lambda: f(h64, X), ours)
+    assert "host_buf" in calls and "host_key" not in calls and "_call" not in calls
+    with mjax.config.override(jax_numpy_rank_promotion="allow"):
+        f(h32, X), f(h32, X)
+        calls = python_calls(lambda: f(h32, X), ours)
+    assert "host_key" in calls and "_call" not in calls
+
+
+def test_numpy_arguments_of_other_shapes_dtypes_and_x64_miss_the_memo():
+    fun = lambda x: x * 2        # noqa: E731
+    f, g = mjax.jit(fun), jax.jit(fun)
+    calls = [np.ones(4, np.float32), np.ones(4, np.float32), np.ones(5, np.float32),
+             np.ones(4, np.int32), np.ones(4, np.float32), np.ones((4, 1), np.float32),
+             np.arange(4.0), np.ones(4, np.float16), np.arange(4.0)]
+    for x in calls * 2:
+        _same(f(x), g(x))
+    try:
+        mjax.config.update("jax_enable_x64", True)
+        jax.config.update("jax_enable_x64", True)
+        for x in calls:
+            _same(f(x), g(x))
+        assert f(np.arange(4.0)).dtype == np.float64
+        if C_ON:     # (its float64 aval read in C under x64 too)
+            assert python_calls(lambda: f(np.arange(4.0)), lambda fn: fn.startswith(PKG)) == []
+    finally:
+        mjax.config.update("jax_enable_x64", False)
+        jax.config.update("jax_enable_x64", False)
+    for x in calls:
+        _same(f(x), g(x))
+    assert f(np.arange(4.0)).dtype == np.float32
+    with mjax.enable_x64(True):      # (a context manager: host_key reads its value)
+        for _ in range(3):
+            assert f(np.arange(4.0)).dtype == np.float64
+    assert f(np.arange(4.0)).dtype == np.float32
+
+
+def test_transfer_guard_refuses_numpy_arguments_of_cached_calls():
+    f = mjax.jit(lambda x: x + 1)
+    h, h64 = np.arange(4, dtype=np.float32), np.arange(4.0)
+    for x in (h, h64):
+        f(x), f(x)
+        try:
+            mjax.config.update("jax_transfer_guard_host_to_device", "disallow")
+            for _ in range(2):
+                with pytest.raises(Exception, match="Disallowed host-to-device transfer"):
+                    f(x)
+        finally:
+            mjax.config.update("jax_transfer_guard_host_to_device", None)
+        f(x), f(x)
+        with mjax.transfer_guard_host_to_device("disallow"):
+            for _ in range(2):
+                with pytest.raises(Exception, match="Disallowed host-to-device transfer"):
+                    f(x)
+        with mjax.transfer_guard("disallow"):
+            with mjax.transfer_guard_host_to_device("allow"):
+                for _ in range(2):
+                    np.testing.assert_array_equal(f(x), np.arange(4.0) + 1)
+        np.testing.assert_array_equal(f(x), np.arange(4.0) + 1)
+    if C_ON:     # (and the C path takes the call again afterwards)
+        f(h)
+        assert python_calls(lambda: f(h), lambda fn: fn.startswith(PKG)) == []
+
+
+def test_donating_program_gets_a_fresh_buffer_per_call():
+    f = mjax.jit(lambda x: x * 2 + 1, donate_argnums=0)
+    g = jax.jit(lambda x: x * 2 + 1, donate_argnums=0)
+    for n in (4, 4096):         # (a large array is aligned: a put could alias its memory)
+        h = np.arange(n, dtype=np.float32)
+        outs = [f(h) for _ in range(4)]
+        np.testing.assert_array_equal(h, np.arange(n, dtype=np.float32))
+        for out in outs:
+            _same(out, g(h))
+        assert len({id(o._buf) for o in outs}) == 4
+
+
+def test_c_path_calls_the_put_kept_for_the_backend_shape_and_dtype():
+    """The C path calls what _PUTTERS keeps (a HostPut's batched_device_put itself, any
+    other callable as it is), and asks host_buf where nothing is kept yet."""
+    if not C_ON:
+        pytest.skip("no C module")
+    f = mjax.jit(lambda x: x - 1)
+    h = np.arange(3, dtype=np.float32)
+    f(h), f(h)
+    keys = [k for k in jit_fast._PUTTERS if k[1:] == ((3,), np.dtype(np.float32))]
+    assert len(keys) == 1 and type(jit_fast._PUTTERS[keys[0]]) is HostPut
+    kept = jit_fast._PUTTERS[keys[0]]
+    seen = []
+    jit_fast._PUTTERS[keys[0]] = lambda a: seen.append(a) or kept(a)
+    try:
+        np.testing.assert_array_equal(f(h), h - 1)
+        assert len(seen) == 1 and seen[0] is h
+    finally:
+        jit_fast._PUTTERS[keys[0]] = kept
+    del jit_fast._PUTTERS[keys[0]]
+    assert "host_buf" in python_calls(lambda: f(h), lambda fn: fn.startswith(PKG))
+    assert python_calls(lambda: f(h), lambda fn: fn.startswith(PKG)) == []
+    np.testing.assert_array_equal(f(h), h - 1)
