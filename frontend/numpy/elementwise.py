@@ -712,8 +712,8 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 def where_xy(condition, x, y):
     """condition ? x : y, broadcast: jnp.where's three-argument form (selection.where)."""
     condition = asarray(condition)
-    if condition.dtype != _onp.bool_:
-        condition = astype(condition, bool_)
+    if condition.dtype != _onp.bool_:     # (JAX's: != 0, not a conversion to bool)
+        condition = lax.ne(condition, _onp.zeros((), condition.dtype))
     # (dtypes only: shapes that do not broadcast are broadcast_shapes's ValueError, JAX's)
     x, y = promote("where", x, y, broadcast=False)
     shape = broadcast_shapes(condition.shape, x.shape, y.shape)

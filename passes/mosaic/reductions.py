@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import vector
+from jaxlib.mlir.dialects import arith, vector
 from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.ops import reductions as Rd
@@ -54,10 +54,37 @@ def _reduce(kl, op, x, *, axes, **params):
         return [x]
     if not a.shape:
         return [x]
-    init, kind = _identity_and_kind(type(op.opview), a.dtype)
-    acc = full(init, out.dtype, out.shape)
-    return [vector.multi_reduction(ir.Attribute.parse(f"#vector.kind<{kind}>"), x, acc,
-                                   [int(d) for d in axes])]
+    cls = type(op.opview)
+    if np.dtype(a.dtype) == np.bool_ and cls in (Rd.ReduceAndOp, Rd.ReduceOrOp):
+        # As JAX's reduce_and/reduce_or rules: the booleans as 1.0/0.0 (jnp.where), their
+        # min (and) or max (or), then > 0
+        f32 = np.dtype(np.float32)
+        one, zero = full(1.0, f32), full(0.0, f32)
+        x = arith.select(x, _splat(one, a.shape), _splat(zero, a.shape))
+        r = _multi_reduce(Rd.ReduceMaxOp if cls is Rd.ReduceOrOp else Rd.ReduceMinOp, x,
+                          a.shape, f32, out.shape, axes)
+        return [arith.cmpf(arith.CmpFPredicate.OGT, r, _splat(full(0.0, f32), out.shape))]
+    return [_multi_reduce(cls, x, a.shape, a.dtype, out.shape, axes)]
+
+
+def _splat(c, shape) -> ir.Value:
+    return vector.broadcast(vtype(shape, np.float32), c) if shape else c
+
+
+def _multi_reduce(cls, x, shape, dtype, out_shape, axes) -> ir.Value:
+    init, kind = _identity_and_kind(cls, dtype)
+    kind = ir.Attribute.parse(f"#vector.kind<{kind}>")
+    if not out_shape:
+        # To a scalar, as JAX's rule: a leading unit dim added and kept (Mosaic makes no
+        # scalar reductions), the result's one element extracted
+        rank = len(shape) + 1
+        x = vector.shape_cast(vtype((1, *shape), dtype), x)
+        r = vector.multi_reduction(kind, x, full(init, dtype, (1,)),
+                                   [int(d) + 1 for d in axes])
+        r = vector.shape_cast(vtype((1,) * rank, dtype), r)
+        return vector.extract(r, [], [0] * rank)
+    return vector.multi_reduction(kind, x, full(init, dtype, out_shape),
+                                  [int(d) for d in axes])
 
 
 @MOSAIC.register(Rd.ArgMaxOp, Rd.ArgMinOp)

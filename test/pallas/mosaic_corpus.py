@@ -9,6 +9,8 @@ import importlib
 
 import numpy as np
 
+from mosaic_corpus_jax_tests import from_jax_tests
+
 
 def corpus(J, pl, pltpu) -> dict:
     jnp = J.numpy
@@ -742,46 +744,5 @@ def corpus(J, pl, pltpu) -> dict:
                               out_specs=spec,
                               out_shape=J.ShapeDtypeStruct((2, 16, 128), jnp.float32))(x)
     K["ref_reshape_squeezed_block"] = (squeezed_reshape, [((2, 16, 128), np.float32)])
-    def tpu_bitcast_kernel(x_ref, y_ref, o_ref, w_ref, b_ref):   # pltpu.bitcast: tpu.bitcast
-        x = pltpu.bitcast(x_ref[...].astype(jnp.float32), jnp.int32)
-        y = pltpu.bitcast(y_ref[...].astype(jnp.float32), jnp.int32)
-        o_ref[...] = pltpu.bitcast(y | J.lax.shift_right_logical(x, 16), jnp.bfloat16)
-        w_ref[...] = pltpu.bitcast(x_ref[...], jnp.uint32)          # 2 rows -> 1 word
-        b_ref[...] = pltpu.bitcast(pltpu.bitcast(y_ref[...], jnp.int16), jnp.uint8)
-
-    def tpu_bitcast(x, y):        # (JAX's tpu_ops_test interleave and bitcast kernels)
-        return pl.pallas_call(tpu_bitcast_kernel, out_shape=(
-            J.ShapeDtypeStruct((32, 128), jnp.bfloat16),
-            J.ShapeDtypeStruct((8, 128), jnp.uint32),
-            J.ShapeDtypeStruct((32, 128), jnp.uint8)))(x, y)
-    K["tpu_bitcast"] = (tpu_bitcast, [((16, 128), "bfloat16")] * 2)
-    def load_store_views_kernel(x_ref, y_ref, o_ref):   # pltpu.load/store of views
-        pltpu.store(y_ref, pltpu.load(x_ref.bitcast(jnp.int16)))
-        pltpu.store(o_ref.bitcast(jnp.bfloat16), pltpu.load(x_ref.reshape(2, 8, 128))[1]
-                    .astype(jnp.bfloat16).reshape(8, 128).repeat(2, 0))
-
-    def load_store_views(x):      # (JAX's tpu_pallas_test bitcast ref tests, primitive io)
-        return pl.pallas_call(load_store_views_kernel, out_shape=(
-            J.ShapeDtypeStruct((32, 128), jnp.int16),
-            J.ShapeDtypeStruct((8, 128), jnp.int32)))(x)
-    K["pltpu_load_store_views"] = (load_store_views, [((16, 128), np.int32)])
-    def fori_unroll_kernel(x_ref, o_ref, s_ref):   # fori_loop(unroll=...) as JAX unrolls
-        o_ref[...] = x_ref[...]
-
-        def body(i, _):
-            o_ref[...] += pl.program_id(0) + i
-        J.lax.fori_loop(0, 5, body, None, unroll=2)      # 2 per trip, 1 after the loop
-        J.lax.fori_loop(0, 3, body, None, unroll=True)   # no loop
-        s_ref[0] = J.lax.fori_loop(0, 1, lambda i, c: c + (i + 1) * 2, 1)    # no loop
-        s_ref[1] = J.lax.fori_loop(2, 8, lambda i, c: c + i, s_ref[0], unroll=3)
-
-    def fori_unroll(x):       # (JAX's tpu_pallas_test fori_loop unroll tests)
-        return pl.pallas_call(
-            fori_unroll_kernel, grid=(2,),
-            in_specs=[pl.BlockSpec((256,), lambda i: (i,))],
-            out_specs=(pl.BlockSpec((256,), lambda i: (i,)),
-                       pl.BlockSpec(memory_space=pltpu.SMEM)),
-            out_shape=(J.ShapeDtypeStruct((512,), jnp.int32),
-                       J.ShapeDtypeStruct((2,), jnp.int32)))(x)
-    K["fori_unroll"] = (fori_unroll, [((512,), np.int32)])
+    K.update(from_jax_tests(J, pl, pltpu))
     return K

@@ -45,7 +45,8 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "chained_views_squeezed", "chained_traced_views", "chained_dma_traced_view",
          "threefry_raw", "jax_ref_functions", "ref_bitcast", "ref_bitcast_strided",
          "ref_reshape_store", "strided_store", "ref_reshape_squeezed_block",
-         "tpu_bitcast", "pltpu_load_store_views"}
+         "tpu_bitcast", "pltpu_load_store_views", "scalar_reductions",
+         "int_mask", "view_windows"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
@@ -61,7 +62,7 @@ FRONTEND_DIFFERENCES: dict = {
 }
 # kernels with a rank-1 block, which JAX's lowering checks against the chip's tiling
 # (tpu_info.get_tpu_info): on a CPU, the oracle is told the chip is a v5e
-RANK1_BLOCKS = {"threefry_guide", "fori_unroll"}
+RANK1_BLOCKS = {"threefry_guide", "fori_unroll", "int_mask"}
 
 JAX_KERNELS = corpus(jax, jpl, jpltpu)
 MJAX_KERNELS = corpus(mjax, pl, pltpu)
@@ -262,7 +263,7 @@ def test_mjax_export_for_tpu_matches_jax(name):
 @pytest.mark.parametrize("name", ["chained_views", "chained_views_squeezed", "threefry_keys",
                                   "chained_traced_views", "chained_dma_traced_view",
                                   "threefry_raw", "jax_ref_functions", "tpu_bitcast",
-                                  "fori_unroll"])
+                                  "fori_unroll", "scalar_reductions", "int_mask"])
 def test_interpreted_values_match_jax(name):
     """The kernels whose Mosaic keeps JAX's chained views and threefry, run in TPU
     interpret mode by both libraries: the same values."""
@@ -417,6 +418,56 @@ def test_pltpu_load_store_of_views_interpreted_values():
     f = pl.pallas_call(kernel, out_shape=mjax.ShapeDtypeStruct((16, 128), np.int32))
     with pytest.raises(NotImplementedError, match="masked store through"):
         mjax.jit(f).trace(x)
+
+
+def test_view_windows_interpreted_values():
+    """Windows (.at) of bitcast and reshaped views, read and written whole (the corpus
+    kernel, JAX's Mosaic) and through an index of the window (its starts added to the
+    access's; JAX slices the window first), in mjax's TPU interpret mode, against
+    NumPy. A strided window is refused, as is a reshape of a window."""
+    rng = np.random.default_rng(7)
+    x = rng.integers(-2**31, 2**31, (16, 256)).astype(np.int32)
+    y = rng.standard_normal((2, 16, 128)).astype(np.float32)
+    o, p, q = _interpreted("view_windows", x, y)
+    halves = _np_bitcast(x, np.int16)
+    np.testing.assert_array_equal(o, halves[:16, :128])
+    np.testing.assert_array_equal(p, y.reshape(32, 128)[8:16])          # (step i = 1)
+    want = np.zeros((16, 256), np.int32)
+    w16 = _np_bitcast(want, np.int16)
+    w16[8:24, 128:] = o
+    want = _np_bitcast(w16, np.int32)
+    want.reshape(2, 8, 256)[1, 2:3] = x[3:4]
+    np.testing.assert_array_equal(q, want)
+
+    def kernel(x_ref, y_ref, p_ref, q_ref):
+        i = pl.program_id(0)
+        p_ref[...] = y_ref.reshape(32, 128).at[pl.ds(i * 8, 16)].at[pl.ds(i, 8)][
+            pl.ds(0, 4, stride=2)]
+        q_ref[...] = mjax.numpy.zeros((16, 256), np.int32)
+        q_ref.bitcast(np.int16).at[pl.ds(8, 16), 128:][pl.ds(1, 4, stride=2)] = \
+            x_ref.bitcast(np.int16)[pl.ds(0, 4), pl.ds(0, 128)]
+        q_ref.reshape(2, 8, 256).at[1][2] = x_ref[3]
+
+    with pltpu.force_tpu_interpret_mode():
+        p, q = (np.asarray(v) for v in pl.pallas_call(kernel, grid=(2,), out_shape=(
+            mjax.ShapeDtypeStruct((4, 128), np.float32),
+            mjax.ShapeDtypeStruct((16, 256), np.int32)))(x, y))
+    np.testing.assert_array_equal(p, y.reshape(32, 128)[8:24][1:9][0:8:2])
+    want = np.zeros((16, 256), np.int32)
+    w16 = _np_bitcast(want, np.int16)
+    w16[8:24, 128:][1:9:2] = halves[:4, :128]
+    want = _np_bitcast(w16, np.int32)
+    want.reshape(2, 8, 256)[1][2] = x[3]
+    np.testing.assert_array_equal(q, want)
+
+    for view in (lambda r: r.bitcast(np.int16).at[::2], lambda r: r.reshape(
+            32, 128).at[:8].reshape(16, 64)):
+        def bad(x_ref, o_ref, view=view):
+            o_ref[...] = view(x_ref)[...].astype(np.float32).sum() * mjax.numpy.ones(
+                (8, 128), np.float32)
+        f = pl.pallas_call(bad, out_shape=mjax.ShapeDtypeStruct((8, 128), np.float32))
+        with pytest.raises(NotImplementedError):
+            mjax.jit(f).trace(x)
 
 
 def test_ref_bitcast_refusals_are_jax():

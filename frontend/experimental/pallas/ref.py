@@ -451,17 +451,20 @@ def _bitcast_dtype(src, dtype):
 
 class ReshapedRef:
     """A ref's view with another shape (`ref.reshape(...)`) and/or its bits read as
-    another dtype (`.bitcast(dtype)`, after any reshape): reads and writes (strided
-    too) go through it; `.at` and DMAs through it are not supported. JAX: a
-    TransformedRef with a RefReshaper and/or a RefBitcaster."""
+    another dtype (`.bitcast(dtype)`, after any reshape), and windows of that view
+    (`.at[...]`): reads and writes (strided too) go through it, a window's starts
+    folded into the access's (as JAX's lowering folds the indexers after the last
+    reshape or bitcast into the load or store); DMAs through it are not supported.
+    JAX: a TransformedRef with a RefReshaper and/or a RefBitcaster (and NDIndexers)."""
 
-    __slots__ = ("ref", "reshape_to", "cast", "shape")
+    __slots__ = ("ref", "reshape_to", "cast", "window", "shape")
 
-    def __init__(self, ref: Ref, shape, cast=None):
-        self.ref, self.cast = ref, cast
+    def __init__(self, ref: Ref, shape, cast=None, window=None):
+        self.ref, self.cast, self.window = ref, cast, window
         self.reshape_to = None if shape is None else tuple(shape)
         view = ref.shape if shape is None else tuple(shape)
-        self.shape = view if cast is None else bitcast_view_shape(view, ref.dtype, cast)
+        view = view if cast is None else bitcast_view_shape(view, ref.dtype, cast)
+        self.shape = view if window is None else tuple(n for _, n, sq in window if not sq)
 
     dtype = property(lambda self: self.ref.dtype if self.cast is None else self.cast)
     ndim = property(lambda self: len(self.shape))
@@ -474,9 +477,18 @@ class ReshapedRef:
             text += f".reshape{self.reshape_to}"
         if self.cast is not None:
             text += f".bitcast({short_dtype_name(self.cast)})"
+        if self.window is not None:
+            text += f".at[...]<{','.join(str(n) for n in self.shape)}>"
         return text
 
+    def _no_window(self, what):
+        if self.window is not None:
+            raise NotImplementedError(
+                f"{self!r}.{what}: mjax's Pallas takes windows (.at) of a reshaped or "
+                f"bitcast view last; reshape or bitcast the ref first")
+
     def reshape(self, *shape):
+        self._no_window("reshape(...)")
         if self.cast is not None:
             raise NotImplementedError(
                 f"{self!r}.reshape(...): mjax's Pallas reshapes a ref before bitcasting it "
@@ -484,13 +496,38 @@ class ReshapedRef:
         return ReshapedRef(self.ref, _new_shape(shape, self.shape))
 
     def bitcast(self, dtype):
+        self._no_window(f"bitcast({dtype})")
         if self.cast is not None:
             raise NotImplementedError(f"{self!r}.bitcast({dtype}): a bitcast view of a "
                                       f"bitcast view is not supported by mjax's Pallas")
         return ReshapedRef(self.ref, self.reshape_to, _bitcast_dtype(self.dtype, dtype))
 
+    def _index(self, idx):
+        """`idx` on the window as an index of the whole view (the window's starts
+        added to the access's; its strides kept)."""
+        if self.window is None:
+            return idx
+        index, strides = strided_index(idx, self.shape)
+        inner = iter(zip(index, strides))
+        out = []
+        for start, size, sq in self.window:
+            if sq:
+                out.append(start)
+                continue
+            (s2, size2, sq2), stride = next(inner)
+            if isinstance(start, (int, np.integer)) and isinstance(s2, (int, np.integer)):
+                total = int(start) + int(s2)
+            elif isinstance(start, (int, np.integer)) and start == 0:
+                total = s2
+            elif isinstance(s2, (int, np.integer)) and s2 == 0:
+                total = start
+            else:
+                total = _as_i32(start) + _as_i32(s2)
+            out.append(total if sq2 else Slice(total, size2, stride))
+        return tuple(out)
+
     def __getitem__(self, idx):
-        return strided_get(self.ref, idx, self.reshape_to, self.cast)
+        return strided_get(self.ref, self._index(idx), self.reshape_to, self.cast)
 
     def get(self, idx=()):
         return self[idx if idx != () else ...]
@@ -499,21 +536,45 @@ class ReshapedRef:
         return self[...]
 
     def __setitem__(self, idx, value):
-        strided_swap(self.ref, idx, value, self.reshape_to, self.cast)
+        strided_swap(self.ref, self._index(idx), value, self.reshape_to, self.cast)
 
     def swap(self, idx, value):
         """Writes `value` to `self[idx]`; the old value."""
-        return strided_swap(self.ref, idx, value, self.reshape_to, self.cast)
+        return strided_swap(self.ref, self._index(idx), value, self.reshape_to, self.cast)
 
     def set(self, value, idx=()):
         self[idx if idx != () else ...] = value
 
     @property
     def at(self):
-        raise NotImplementedError(
-            f"a view (.at) of {self!r}: mjax's Pallas reads and writes reshaped and "
-            f"bitcast views of refs, but takes no windows of them; index the view "
-            f"(view[idx]) or take the window before reshaping (ref.at[...].reshape(...))")
+        """`view.at[idx]`: a window of the view (its reads and writes index the view)."""
+        return _ViewAt(self)
+
+
+class _ViewAt:
+    __slots__ = ("view",)
+
+    def __init__(self, view: ReshapedRef):
+        self.view = view
+
+    def __getitem__(self, idx) -> ReshapedRef:
+        v = self.view
+        if _has_stride(idx):
+            raise NotImplementedError(
+                f"a strided window (.at) of {v!r}: mjax's Pallas takes strides in the "
+                f"access (view[pl.ds(start, size, stride=k)]), not in its windows")
+        window = []
+        for item in normalize_index(v._index(idx), _view_shape(v)):
+            if any(not isinstance(x, (int, np.integer)) for x in item[1:2]):
+                raise NotImplementedError(f"a window of {v!r} of traced size")
+            window.append(item)
+        return ReshapedRef(v.ref, v.reshape_to, v.cast, window)
+
+
+def _view_shape(v: ReshapedRef) -> tuple[int, ...]:
+    """The shape of the reshaped/bitcast view, before its windows."""
+    view = v.ref.shape if v.reshape_to is None else v.reshape_to
+    return view if v.cast is None else bitcast_view_shape(view, v.ref.dtype, v.cast)
 
 
 class _At:

@@ -1,0 +1,97 @@
+"""More kernels of the Mosaic differential corpus (mosaic_corpus.py): forms found in JAX
+0.10.2's own Pallas TPU tests (tests/pallas/tpu_pallas_test.py, tpu_ops_test.py) that
+mjax lowered differently or not at all, written once against a `jax`-like module.
+
+`from_jax_tests(J, pl, pltpu)` -> {name: (f, [(shape, dtype), ...])}.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def from_jax_tests(J, pl, pltpu) -> dict:
+    jnp = J.numpy
+    K = {}
+
+    def tpu_bitcast_kernel(x_ref, y_ref, o_ref, w_ref, b_ref):   # pltpu.bitcast: tpu.bitcast
+        x = pltpu.bitcast(x_ref[...].astype(jnp.float32), jnp.int32)
+        y = pltpu.bitcast(y_ref[...].astype(jnp.float32), jnp.int32)
+        o_ref[...] = pltpu.bitcast(y | J.lax.shift_right_logical(x, 16), jnp.bfloat16)
+        w_ref[...] = pltpu.bitcast(x_ref[...], jnp.uint32)          # 2 rows -> 1 word
+        b_ref[...] = pltpu.bitcast(pltpu.bitcast(y_ref[...], jnp.int16), jnp.uint8)
+
+    def tpu_bitcast(x, y):        # (JAX's tpu_ops_test interleave and bitcast kernels)
+        return pl.pallas_call(tpu_bitcast_kernel, out_shape=(
+            J.ShapeDtypeStruct((32, 128), jnp.bfloat16),
+            J.ShapeDtypeStruct((8, 128), jnp.uint32),
+            J.ShapeDtypeStruct((32, 128), jnp.uint8)))(x, y)
+    K["tpu_bitcast"] = (tpu_bitcast, [((16, 128), "bfloat16")] * 2)
+    def load_store_views_kernel(x_ref, y_ref, o_ref):   # pltpu.load/store of views
+        pltpu.store(y_ref, pltpu.load(x_ref.bitcast(jnp.int16)))
+        pltpu.store(o_ref.bitcast(jnp.bfloat16), pltpu.load(x_ref.reshape(2, 8, 128))[1]
+                    .astype(jnp.bfloat16).reshape(8, 128).repeat(2, 0))
+
+    def load_store_views(x):      # (JAX's tpu_pallas_test bitcast ref tests, primitive io)
+        return pl.pallas_call(load_store_views_kernel, out_shape=(
+            J.ShapeDtypeStruct((32, 128), jnp.int16),
+            J.ShapeDtypeStruct((8, 128), jnp.int32)))(x)
+    K["pltpu_load_store_views"] = (load_store_views, [((16, 128), np.int32)])
+    def fori_unroll_kernel(x_ref, o_ref, s_ref):   # fori_loop(unroll=...) as JAX unrolls
+        o_ref[...] = x_ref[...]
+
+        def body(i, _):
+            o_ref[...] += pl.program_id(0) + i
+        J.lax.fori_loop(0, 5, body, None, unroll=2)      # 2 per trip, 1 after the loop
+        J.lax.fori_loop(0, 3, body, None, unroll=True)   # no loop
+        s_ref[0] = J.lax.fori_loop(0, 1, lambda i, c: c + (i + 1) * 2, 1)    # no loop
+        s_ref[1] = J.lax.fori_loop(2, 8, lambda i, c: c + i, s_ref[0], unroll=3)
+
+    def fori_unroll(x):       # (JAX's tpu_pallas_test fori_loop unroll tests)
+        return pl.pallas_call(
+            fori_unroll_kernel, grid=(2,),
+            in_specs=[pl.BlockSpec((256,), lambda i: (i,))],
+            out_specs=(pl.BlockSpec((256,), lambda i: (i,)),
+                       pl.BlockSpec(memory_space=pltpu.SMEM)),
+            out_shape=(J.ShapeDtypeStruct((512,), jnp.int32),
+                       J.ShapeDtypeStruct((2,), jnp.int32)))(x)
+    K["fori_unroll"] = (fori_unroll, [((512,), np.int32)])
+    def scalar_reductions_kernel(x_ref, y_ref, o_ref, p_ref, b_ref):   # as JAX's rules
+        o_ref[0, 0] = jnp.sum(x_ref[...])                  # (a unit dim added, extracted)
+        p_ref[0] = jnp.max(y_ref[...])
+        p_ref[1] = jnp.min(y_ref[3])
+        p_ref[2] = jnp.all(x_ref[...] > -3.0).astype(jnp.int32)   # (booleans: 1.0/0.0)
+        b_ref[...] = jnp.any(x_ref[...] > 1.0, axis=1, keepdims=True).astype(jnp.float32)
+
+    def scalar_reductions(x, y):    # (JAX's tpu_pallas_test replicated reductions)
+        smem = pl.BlockSpec(memory_space=pltpu.SMEM)
+        return pl.pallas_call(scalar_reductions_kernel, out_specs=(smem, smem, pl.BlockSpec()),
+                              out_shape=(J.ShapeDtypeStruct((1, 1), jnp.float32),
+                                         J.ShapeDtypeStruct((3,), jnp.int32),
+                                         J.ShapeDtypeStruct((8, 1), jnp.float32)))(x, y)
+    K["scalar_reductions"] = (scalar_reductions, [((8, 128), np.float32),
+                                                  ((16, 128), np.int32)])
+    def int_mask_kernel(x_ref, m_ref, n_ref, o_ref, p_ref):   # jnp.where of an int mask
+        o_ref[...] = jnp.where(m_ref[...], x_ref[...], jnp.zeros_like(x_ref))   # (m != 0)
+        p_ref[...] = jnp.where(n_ref[...] - 1, n_ref[...], jnp.ones_like(n_ref))
+
+    def int_mask(x, m, n):      # (JAX's tpu_ops_test cast_vector_to_mask/i1_relayout)
+        return pl.pallas_call(int_mask_kernel, out_shape=(
+            J.ShapeDtypeStruct((128, 128), jnp.int8),
+            J.ShapeDtypeStruct((1024,), jnp.int16)))(x, m, n)
+    K["int_mask"] = (int_mask, [((128, 128), np.int8), ((128, 128), np.int8),
+                                ((1024,), np.int16)])
+    def view_windows_kernel(x_ref, y_ref, o_ref, p_ref, q_ref):   # .at of reshaped views
+        i = pl.program_id(0)
+        o_ref[...] = x_ref.bitcast(jnp.int16).at[:16, :128][...]
+        p_ref[...] = y_ref.reshape(32, 128).at[pl.ds(i * 8, 8)][...]
+        q_ref[...] = jnp.zeros((16, 256), jnp.int32)
+        pltpu.store(q_ref.bitcast(jnp.int16).at[pl.ds(8, 16), 128:], o_ref[...])
+        q_ref.reshape(2, 8, 256).at[1, pl.ds(2, 1)][...] = x_ref[pl.ds(3, 1)]
+
+    def view_windows(x, y):     # (JAX's tpu_pallas_test load/store_bitcasted_ref)
+        return pl.pallas_call(view_windows_kernel, grid=(2,), out_shape=(
+            J.ShapeDtypeStruct((16, 128), jnp.int16),
+            J.ShapeDtypeStruct((8, 128), jnp.float32),
+            J.ShapeDtypeStruct((16, 256), jnp.int32)))(x, y)
+    K["view_windows"] = (view_windows, [((16, 256), np.int32), ((2, 16, 128), np.float32)])
+    return K
