@@ -94,4 +94,19 @@ def from_jax_tests(J, pl, pltpu) -> dict:
             J.ShapeDtypeStruct((8, 128), jnp.float32),
             J.ShapeDtypeStruct((16, 256), jnp.int32)))(x, y)
     K["view_windows"] = (view_windows, [((16, 256), np.int32), ((2, 16, 128), np.float32)])
+    def with_scoped_kernel(x_ref, y_ref):     # pl.with_scoped: a function of the refs
+        @pl.with_scoped(pltpu.VMEM((8, 128), jnp.float32),
+                        w_ref=pltpu.VMEM((8, 128), jnp.float32))
+        def body(y_ref, x_ref2, w_ref):
+            x_ref2[...] = x_ref[...] + 1.0
+            w_ref[...] = jnp.full_like(w_ref, 2.0)
+            y_ref[...] = 4 * x_ref2[...] * w_ref[...]
+            return x_ref2[...]
+        v = body(y_ref)
+        y_ref[...] += v
+
+    def with_scoped(x):         # (JAX's tpu_pallas_test with_scoped_allocation)
+        return pl.pallas_call(with_scoped_kernel,
+                              out_shape=J.ShapeDtypeStruct((8, 128), jnp.float32))(x)
+    K["with_scoped"] = (with_scoped, [((8, 128), np.float32)])
     return K

@@ -46,7 +46,7 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "threefry_raw", "jax_ref_functions", "ref_bitcast", "ref_bitcast_strided",
          "ref_reshape_store", "strided_store", "ref_reshape_squeezed_block",
          "tpu_bitcast", "pltpu_load_store_views", "scalar_reductions",
-         "int_mask", "view_windows"}
+         "int_mask", "view_windows", "with_scoped"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
@@ -263,7 +263,8 @@ def test_mjax_export_for_tpu_matches_jax(name):
 @pytest.mark.parametrize("name", ["chained_views", "chained_views_squeezed", "threefry_keys",
                                   "chained_traced_views", "chained_dma_traced_view",
                                   "threefry_raw", "jax_ref_functions", "tpu_bitcast",
-                                  "fori_unroll", "scalar_reductions", "int_mask"])
+                                  "fori_unroll", "scalar_reductions", "int_mask",
+                                  "with_scoped"])
 def test_interpreted_values_match_jax(name):
     """The kernels whose Mosaic keeps JAX's chained views and threefry, run in TPU
     interpret mode by both libraries: the same values."""
@@ -468,6 +469,14 @@ def test_view_windows_interpreted_values():
         f = pl.pallas_call(bad, out_shape=mjax.ShapeDtypeStruct((8, 128), np.float32))
         with pytest.raises(NotImplementedError):
             mjax.jit(f).trace(x)
+
+
+def test_with_scoped_interpreted_values():
+    """pl.with_scoped makes a function whose arguments come before the scoped refs (JAX
+    0.10.2's; mjax called the body at once, with the refs alone)."""
+    x = np.random.default_rng(8).standard_normal((8, 128)).astype(np.float32)
+    (y,) = _interpreted("with_scoped", x)
+    np.testing.assert_allclose(y, 8 * (x + 1) + (x + 1), rtol=1e-6)
 
 
 def test_ref_bitcast_refusals_are_jax():

@@ -56,10 +56,14 @@ def estimate_cost(fun, *args, **kwargs) -> CostEstimate:
 
 
 def with_scoped(*types, collective_axes=(), **kw_types):
-    """Decorator form of run_scoped: `@pl.with_scoped(pltpu.VMEM(...))` calls the
-    function at once with the scoped refs and gives its result. JAX: pl.with_scoped."""
+    """Decorator form of run_scoped: `@pl.with_scoped(pltpu.VMEM(...), sem=...)` makes
+    `f` a function whose call `f(*args)` runs `f(*args, *scoped refs, **scoped refs)`
+    in a run_scoped and gives its result. JAX: pl.with_scoped."""
     def wrap(f):
-        return run_scoped(f, *types, collective_axes=collective_axes, **kw_types)
+        def inner(*args):
+            return run_scoped(functools.partial(f, *args), *types,
+                              collective_axes=collective_axes, **kw_types)
+        return inner
     return wrap
 
 
