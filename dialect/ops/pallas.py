@@ -207,9 +207,9 @@ def check_pallas_call(in_avals, out_avals, params, signature) -> None:
     prefetch, in_avals = list(in_avals[:n_pre]), list(in_avals[n_pre:])
     prefetch_refs = []
     for i, a in enumerate(prefetch):
-        if isinstance(a, RefAval) or getattr(a.dtype, "kind", "?") not in "iub":
+        if isinstance(a, RefAval) or getattr(a.dtype, "kind", "?") not in "iubfV":
             raise TypeError(f"scalar-prefetch operand {i} is {a.str_short()}; scalar "
-                            f"prefetch takes integer (or bool) arrays")
+                            f"prefetch takes integer, float or bool arrays")
         prefetch_refs.append(RefAval(a.shape, a.dtype))
     in_specs = _spec_list("in_specs", params["in_specs"])
     out_specs = _spec_list("out_specs", params["out_specs"])

@@ -109,4 +109,14 @@ def from_jax_tests(J, pl, pltpu) -> dict:
         return pl.pallas_call(with_scoped_kernel,
                               out_shape=J.ShapeDtypeStruct((8, 128), jnp.float32))(x)
     K["with_scoped"] = (with_scoped, [((8, 128), np.float32)])
+    def float_prefetch_kernel(s_ref, b_ref, x_ref, o_ref):   # float scalar prefetch
+        o_ref[...] = (x_ref[...] + jnp.broadcast_to(s_ref[0], x_ref.shape)
+                      + jnp.broadcast_to(b_ref[129], x_ref.shape).astype(jnp.float32))
+
+    def float_prefetch(s, b, x):    # (JAX's tpu_pallas_test f32/narrow scalar prefetch)
+        return pl.pallas_call(
+            float_prefetch_kernel, out_shape=J.ShapeDtypeStruct((8, 128), jnp.float32),
+            grid_spec=pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=2))(s, b, x)
+    K["float_scalar_prefetch"] = (float_prefetch, [((1,), np.float32), ((256,), "bfloat16"),
+                                                   ((8, 128), np.float32)])
     return K

@@ -371,9 +371,9 @@ class _PallasCall:
                       for x in pre_leaves]
         pre_avals = [aval_of_value(x).strip_weak_type() for x in pre_leaves]
         for i, a in enumerate(pre_avals):
-            if isinstance(a, RefAval) or np.dtype(a.dtype).kind not in "iub":
+            if isinstance(a, RefAval) or np.dtype(a.dtype).kind not in "iubfV":
                 raise ValueError(f"pallas_call {self.name}: scalar-prefetch operand {i} is "
-                                 f"{a.str_short()}; scalar prefetch takes integer arrays")
+                                 f"{a.str_short()}; scalar prefetch takes integer, float or bool arrays")
         pre_refs = [RefAval(a.shape, a.dtype) for a in pre_avals]
         in_avals = [aval_of_value(x).strip_weak_type() for x in leaves]
         for i, a in enumerate(in_avals):
