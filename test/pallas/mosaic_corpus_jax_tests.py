@@ -119,4 +119,15 @@ def from_jax_tests(J, pl, pltpu) -> dict:
             grid_spec=pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=2))(s, b, x)
     K["float_scalar_prefetch"] = (float_prefetch, [((1,), np.float32), ((256,), "bfloat16"),
                                                    ((8, 128), np.float32)])
+    def sem_int_shape_kernel(x_hbm_ref, y_ref):   # SemaphoreType.DMA(2): an int shape
+        def body(sems):
+            for i in range(2):
+                pltpu.async_copy(x_hbm_ref.at[i], y_ref.at[i], sems.at[i]).wait()
+        pl.run_scoped(body, pltpu.SemaphoreType.DMA(2))
+
+    def sem_int_shape(x):       # (JAX's tpu_pallas_test select_ref kernels' semaphores)
+        return pl.pallas_call(sem_int_shape_kernel,
+                              in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+                              out_shape=J.ShapeDtypeStruct((2, 8, 128), jnp.float32))(x)
+    K["semaphore_int_shape"] = (sem_int_shape, [((2, 8, 128), np.float32)])
     return K

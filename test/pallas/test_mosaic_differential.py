@@ -46,7 +46,8 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "threefry_raw", "jax_ref_functions", "ref_bitcast", "ref_bitcast_strided",
          "ref_reshape_store", "strided_store", "ref_reshape_squeezed_block",
          "tpu_bitcast", "pltpu_load_store_views", "scalar_reductions",
-         "int_mask", "view_windows", "with_scoped", "float_scalar_prefetch"}
+         "int_mask", "view_windows", "with_scoped", "float_scalar_prefetch",
+         "semaphore_int_shape"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
@@ -264,7 +265,8 @@ def test_mjax_export_for_tpu_matches_jax(name):
                                   "chained_traced_views", "chained_dma_traced_view",
                                   "threefry_raw", "jax_ref_functions", "tpu_bitcast",
                                   "fori_unroll", "scalar_reductions", "int_mask",
-                                  "with_scoped", "float_scalar_prefetch"])
+                                  "with_scoped", "float_scalar_prefetch",
+                                  "semaphore_int_shape"])
 def test_interpreted_values_match_jax(name):
     """The kernels whose Mosaic keeps JAX's chained views and threefry, run in TPU
     interpret mode by both libraries: the same values."""

@@ -227,7 +227,8 @@ class SemaphoreType(enum.Enum):
         return dma_semaphore if self is SemaphoreType.DMA else np.dtype(np.int32)
 
     def __call__(self, shape):
-        return _SemaphoreRef(tuple(shape), np.dtype(np.int32), MemorySpace.SEMAPHORE,
+        shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        return _SemaphoreRef(shape, np.dtype(np.int32), MemorySpace.SEMAPHORE,
                              self.mjax_semaphore_space)
 
     def get_array_aval(self) -> ShapedArray:
