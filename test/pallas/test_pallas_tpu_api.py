@@ -423,6 +423,39 @@ def test_emit_pipeline_over_hbm_refs():
     close(out, x + 2 * y)
 
 
+def test_emit_pipeline_body_program_id_is_the_pipelines():
+    """In an emit_pipeline body, pl.program_id/num_programs answer for the pipeline's
+    grid, not the kernel's (JAX's scheduler grid_env): JAX's tpu_pallas_pipeline_test
+    matmul zeroes its accumulator at program_id(2) == 0 (mjax had no axis 2 there)."""
+    x, y = rnd(256, 256), rnd(256, 256, seed=1)
+
+    def kernel(x_hbm, y_hbm, z_hbm, n_ref):
+        def body(x_ref, y_ref, z_ref):
+            @pl.when(pl.program_id(2) == 0)
+            def _():
+                z_ref[...] = jnp.zeros(z_ref.shape, np.float32)
+            z_ref[...] += x_ref[...] @ y_ref[...]
+            n_ref[0] = pl.num_programs(2) * 100 + pl.program_id(1) * 10 + pl.program_id(0)
+        pltpu.emit_pipeline(body, grid=(2, 2, 2), in_specs=[
+            pl.BlockSpec((128, 128), lambda i, j, k: (i, k)),
+            pl.BlockSpec((128, 128), lambda i, j, k: (k, j))],
+            out_specs=pl.BlockSpec((128, 128), lambda i, j, k: (i, j)))(x_hbm, y_hbm, z_hbm)
+    z, n = pl.pallas_call(kernel, in_specs=[pl.BlockSpec(memory_space=pl.ANY)] * 2,
+                          out_specs=(pl.BlockSpec(memory_space=pl.ANY),
+                                     pl.BlockSpec(memory_space=pltpu.SMEM)),
+                          out_shape=(mjax.ShapeDtypeStruct((256, 256), np.float32),
+                                     mjax.ShapeDtypeStruct((1,), np.int32)),
+                          interpret=True)(x, y)
+    np.testing.assert_allclose(np.asarray(z), x @ y, rtol=1e-4, atol=1e-4)   # (2 partial sums)
+    assert int(np.asarray(n)[0]) == 211          # (the last step: (1, 1, 1) of 2 each)
+    with pytest.raises(ValueError, match="out of range for the grid"):
+        pl.pallas_call(lambda o: pltpu.emit_pipeline(
+            lambda o_ref: o_ref.__setitem__(..., pl.program_id(1) + o_ref[...]), grid=(2,),
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)))(o),
+            out_specs=pl.BlockSpec(memory_space=pl.ANY), grid=(1, 1),
+            out_shape=mjax.ShapeDtypeStruct((16, 128), np.int32), interpret=True)()
+
+
 def test_run_state_and_small_pl_names():
     def f(refs):
         a, b = refs

@@ -15,6 +15,8 @@ once, not overlapped). JAX: pallas/mosaic/pipeline.py.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from mjax import lax
@@ -22,6 +24,7 @@ from mjax.base import trace_trees
 from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, MemoryRef,
                                            Squeezed, no_block_spec)
 from mjax.experimental.pallas.memory import _ONE_DMA_SEMAPHORE, async_copy, run_scoped
+from mjax.experimental.pallas.primitives import current_kernel
 from mjax.experimental.pallas.ref import Ref, as_ref
 from mjax.specs.ref_slice import Slice
 
@@ -100,6 +103,18 @@ def _block_view(ref: Ref, spec, ids) -> Ref:
     return ref.at[tuple(index)]
 
 
+@contextlib.contextmanager
+def _pipeline_grid(ids, grid):
+    """program_id/num_programs in the body answer for the pipeline's grid (JAX: the
+    scheduler's grid_env)."""
+    ctx = current_kernel("emit_pipeline")
+    ctx.pipelines.append((list(ids), tuple(grid)))
+    try:
+        yield
+    finally:
+        ctx.pipelines.pop()
+
+
 def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_axis=None,
                   core_axis_name=None, dimension_semantics=None, trace_scopes=True,
                   no_pipelining=False, _explicit_indices=False):
@@ -139,6 +154,10 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_ax
                 ids.append(lax.rem(rest, grid[d]) if d else rest)
                 rest = lax.div(rest, grid[d]) if d else rest
             ids = ids[::-1]
+            with _pipeline_grid(ids, grid):
+                return _step(ids, carry)
+
+        def _step(ids, carry):
             bounded = [k for k, s in enumerate(specs) if _is_bounded(s)]
             if not bounded:
                 body(*[_block_view(r, s, ids) for r, s in zip(flat, specs)], *extra)

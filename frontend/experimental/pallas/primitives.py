@@ -36,6 +36,9 @@ class KernelContext:
         self.trace = trace
         self.grid = tuple(grid)
         self.queries: dict = {}
+        # (indices, grid) of each pltpu.emit_pipeline body being traced, innermost last:
+        # program_id/num_programs there answer for the pipeline's grid, as JAX's
+        self.pipelines: list = []
 
     def __enter__(self):
         _kernels.stack.append(self)
@@ -65,23 +68,30 @@ def _grid_axis(what: str, axis) -> tuple[KernelContext, int]:
     ctx = current_kernel(what)
     if not isinstance(axis, (int, np.integer)):
         raise TypeError(f"{what} axis must be a static integer, got {axis!r}")
-    if not 0 <= axis < len(ctx.grid):
-        raise ValueError(f"{what}: axis {axis} is out of range for the grid {ctx.grid} of "
-                         f"rank {len(ctx.grid)}")
+    grid = ctx.pipelines[-1][1] if ctx.pipelines else ctx.grid
+    if not 0 <= axis < len(grid):
+        raise ValueError(f"{what}: axis {axis} is out of range for the grid {grid} of "
+                         f"rank {len(grid)}")
     return ctx, int(axis)
 
 
 def program_id(axis: int):
-    """This kernel instance's position along grid axis `axis` (an int32 scalar).
-    JAX: pl.program_id."""
+    """This kernel instance's position along grid axis `axis` (an int32 scalar); in an
+    emit_pipeline body, the pipeline step's. JAX: pl.program_id."""
     ctx, axis = _grid_axis("program_id", axis)
+    if ctx.pipelines:
+        return ctx.pipelines[-1][0][axis]
     return ctx.query(S.ProgramIdOp, axis)
 
 
 def num_programs(axis: int):
-    """The grid's size along `axis`: a Python int where the grid is static (as JAX's),
-    else an int32 scalar read at run time. JAX: pl.num_programs."""
+    """The grid's size along `axis` (in an emit_pipeline body, the pipeline's): a Python
+    int where the grid is static (as JAX's), else an int32 scalar read at run time.
+    JAX: pl.num_programs."""
     ctx, axis = _grid_axis("num_programs", axis)
+    if ctx.pipelines:
+        size = ctx.pipelines[-1][1][axis]
+        return int(size) if isinstance(size, (int, np.integer)) else size
     size = ctx.grid[axis]
     if isinstance(size, (int, np.integer)) and size >= 0:
         return int(size)
