@@ -19,7 +19,7 @@ from mjax.dialect.ops import structural as St
 from mjax.passes.mosaic.elementwise import binary, compare
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (Const, MosaicLoweringError, aval_out, avals_in,
-                                      is_unsigned, scalar_attr, vtype)
+                                      is_float, is_unsigned, scalar_attr, vtype)
 
 
 @MOSAIC.register(St.ConstantOp)
@@ -169,6 +169,8 @@ def _dot_general(kl, op, x, y, *, dimension_numbers, precision=None,
                 f"dot_general on the TPU (integer inputs are read as signed); cast first")
     x, y = kl.value(x, la.dtype), kl.value(y, ra.dtype)
     out_t = vtype(out.shape, out.dtype)
+    if _is_matrix_vector(dimension_numbers, la, ra):
+        return [_matrix_vector(x, y, la, ra, out, preferred_element_type)]
     zero = ir.DenseElementsAttr.get_splat(out_t, scalar_attr(0, out.dtype))
     acc = arith.constant(out_t, zero)
     lc = tuple(int(d) for d in dimension_numbers[0][0])
@@ -186,6 +188,36 @@ def _dot_general(kl, op, x, y, *, dimension_numbers, precision=None,
                            dimension_numbers, la.ndim, ra.ndim),
                        transpose_lhs_hint=hint,
                        **kwargs)]
+
+
+def _is_matrix_vector(dimension_numbers, la, ra) -> bool:
+    """JAX's special case: (m, k) x (1, k) contracted on both minor dims, not both f32
+    (and, here, floats of one shape: JAX's broadcast for others makes no valid IR)."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    return (tuple(int(d) for d in lc) == (1,) and tuple(int(d) for d in rc) == (1,)
+            and not lb and not rb and la.ndim == 2 and ra.ndim == 2 and ra.shape[0] == 1
+            and tuple(la.shape) == tuple(ra.shape) and is_float(la.dtype)
+            and is_float(ra.dtype)
+            and not (np.dtype(la.dtype) == np.float32 == np.dtype(ra.dtype)))
+
+
+def _matrix_vector(x, y, la, ra, out, preferred_element_type):
+    """As JAX's rule: both cast to the result's dtype (extf), multiplied, summed along
+    the minor dim (vector.multi_reduction), shape_cast to (m, 1)."""
+    red = np.dtype(preferred_element_type if preferred_element_type is not None
+                   else la.dtype)
+    for a in (la, ra):
+        if np.dtype(a.dtype) != red and red != np.float32:
+            raise MosaicLoweringError(f"Unsupported preferred_element_type={red.name}")
+    if np.dtype(la.dtype) != red:
+        x = arith.extf(vtype(la.shape, red), x)
+    if np.dtype(ra.dtype) != red:
+        y = arith.extf(vtype(ra.shape, red), y)
+    red_t = vtype((la.shape[0],), red)
+    acc = arith.constant(red_t, ir.DenseElementsAttr.get_splat(red_t, scalar_attr(0, red)))
+    r = vector.multi_reduction(ir.Attribute.parse("#vector.kind<add>"), arith.mulf(x, y),
+                               acc, [1])
+    return vector.shape_cast(vtype(out.shape, out.dtype), r)
 
 
 def _precision(precision):

@@ -130,4 +130,15 @@ def from_jax_tests(J, pl, pltpu) -> dict:
                               in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
                               out_shape=J.ShapeDtypeStruct((2, 8, 128), jnp.float32))(x)
     K["semaphore_int_shape"] = (sem_int_shape, [((2, 8, 128), np.float32)])
+    def matvec_kernel(x_ref, y_ref, o_ref, p_ref):   # (1, k) x (1, k)^T: JAX's reduction
+        dims = (((1,), (1,)), ((), ()))
+        o_ref[...] = J.lax.dot_general(x_ref[...], jnp.ones((1, 1024), jnp.bfloat16), dims,
+                                       preferred_element_type=jnp.float32)
+        p_ref[...] = J.lax.dot_general(y_ref[...], y_ref[...], dims)
+
+    def matvec(x, y):           # (JAX's tpu_ops_test reduce_with_const)
+        return pl.pallas_call(matvec_kernel, out_shape=(
+            J.ShapeDtypeStruct((1, 1), jnp.float32),
+            J.ShapeDtypeStruct((1, 1), jnp.bfloat16)))(x, y)
+    K["matrix_vector_dot"] = (matvec, [((1, 1024), "bfloat16"), ((1, 256), "bfloat16")])
     return K

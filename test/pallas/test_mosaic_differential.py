@@ -47,7 +47,7 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "ref_reshape_store", "strided_store", "ref_reshape_squeezed_block",
          "tpu_bitcast", "pltpu_load_store_views", "scalar_reductions",
          "int_mask", "view_windows", "with_scoped", "float_scalar_prefetch",
-         "semaphore_int_shape"}
+         "semaphore_int_shape", "matrix_vector_dot"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
@@ -266,7 +266,7 @@ def test_mjax_export_for_tpu_matches_jax(name):
                                   "threefry_raw", "jax_ref_functions", "tpu_bitcast",
                                   "fori_unroll", "scalar_reductions", "int_mask",
                                   "with_scoped", "float_scalar_prefetch",
-                                  "semaphore_int_shape"])
+                                  "semaphore_int_shape", "matrix_vector_dot"])
 def test_interpreted_values_match_jax(name):
     """The kernels whose Mosaic keeps JAX's chained views and threefry, run in TPU
     interpret mode by both libraries: the same values."""
