@@ -352,6 +352,9 @@ class Jitted:
             # Nested jit
             if self._passes:
                 _warn_passes_not_run(self._name)
+            if any(getattr(type(x), "_inline_in_jit", False) for x in leaves):
+                # (Pallas kernel refs, no values: inline, as JAX's Mosaic lowers a jit)
+                return self._bind_static(static_key, len(args))(*dyn_args, **dyn_kwargs)
             # (a call of a private function of the enclosing module, inlined before
             # lowering; traced the first time these argument types come)
             kept, key = jit_traces.nested(self, in_tree, leaves, static_key)

@@ -141,4 +141,23 @@ def from_jax_tests(J, pl, pltpu) -> dict:
             J.ShapeDtypeStruct((1, 1), jnp.float32),
             J.ShapeDtypeStruct((1, 1), jnp.bfloat16)))(x, y)
     K["matrix_vector_dot"] = (matvec, [((1, 1024), "bfloat16"), ((1, 256), "bfloat16")])
+
+    @J.jit
+    def jitted_kernel(x_ref, y_ref, o_ref):    # a jit as the kernel, and one called in it
+        i = pl.program_id(0).astype(x_ref.dtype)
+        o_ref[...] = x_ref[...] + i
+        add_rows(o_ref.at[0:8], y_ref[...] * 2, scale=3)
+
+    @J.jit(static_argnames="scale")
+    def add_rows(o_ref, y, scale):              # refs and a value: the refs stay refs
+        o_ref[...] += y * scale + pl.program_id(0)
+
+    def jitted(x, y):           # (JAX's tpu_pallas_test jitted kernel with program_id)
+        return pl.pallas_call(
+            jitted_kernel, grid=(2,),
+            in_specs=[pl.BlockSpec((16, 128), lambda i: (i, 0)),
+                      pl.BlockSpec((8, 128), lambda i: (0, 0))],
+            out_specs=pl.BlockSpec((16, 128), lambda i: (i, 0)),
+            out_shape=J.ShapeDtypeStruct((32, 128), jnp.int32))(x, y)
+    K["jitted_kernel"] = (jitted, [((32, 128), np.int32), ((8, 128), np.int32)])
     return K

@@ -47,7 +47,7 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "ref_reshape_store", "strided_store", "ref_reshape_squeezed_block",
          "tpu_bitcast", "pltpu_load_store_views", "scalar_reductions",
          "int_mask", "view_windows", "with_scoped", "float_scalar_prefetch",
-         "semaphore_int_shape", "matrix_vector_dot"}
+         "semaphore_int_shape", "matrix_vector_dot", "jitted_kernel"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
@@ -266,7 +266,8 @@ def test_mjax_export_for_tpu_matches_jax(name):
                                   "threefry_raw", "jax_ref_functions", "tpu_bitcast",
                                   "fori_unroll", "scalar_reductions", "int_mask",
                                   "with_scoped", "float_scalar_prefetch",
-                                  "semaphore_int_shape", "matrix_vector_dot"])
+                                  "semaphore_int_shape", "matrix_vector_dot",
+                                  "jitted_kernel"])
 def test_interpreted_values_match_jax(name):
     """The kernels whose Mosaic keeps JAX's chained views and threefry, run in TPU
     interpret mode by both libraries: the same values."""
@@ -516,6 +517,19 @@ def test_ref_bitcast_refusals_are_jax():
 def _interpreted(name, *args):
     with pltpu.force_tpu_interpret_mode():
         return [np.asarray(v) for v in mjax.tree.leaves(MJAX_KERNELS[name][0](*args))]
+
+
+def test_jitted_kernel_interpreted_values():
+    """A jit as the kernel and a jit called in it on a ref's window and a value (JAX
+    0.10.2 inlines them; mjax captured the refs as constants): their writes, per step."""
+    rng = np.random.default_rng(9)
+    x = rng.integers(-100, 100, (32, 128)).astype(np.int32)
+    y = rng.integers(-100, 100, (8, 128)).astype(np.int32)
+    (o,) = _interpreted("jitted_kernel", x, y)
+    want = x + np.repeat(np.arange(2, dtype=np.int32), 16)[:, None]
+    for i in range(2):
+        want[16 * i:16 * i + 8] += y * 2 * 3 + i
+    np.testing.assert_array_equal(o, want)
 
 
 def test_reshape_and_strided_stores_interpreted_values():

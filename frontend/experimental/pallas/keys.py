@@ -109,6 +109,7 @@ class KeyRef:
     holds their data. JAX: a Ref of a key dtype."""
 
     __slots__ = ("ref", "impl")
+    _inline_in_jit = True      # (a jit called on it runs in place: mjax/jit/jitted.py)
 
     def __init__(self, ref, impl: str):
         self.ref, self.impl = ref, impl

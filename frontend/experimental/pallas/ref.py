@@ -247,6 +247,7 @@ class Ref:
 
     __slots__ = ("tracer", "index", "views")
     _state_ops = _StateOps     # (what mjax.ref.get/swap/addupdate do with a kernel's ref)
+    _inline_in_jit = True      # (a jit called on it runs in place: mjax/jit/jitted.py)
 
     def __init__(self, tracer: Tracer, index=None, views=None):
         self.tracer = tracer          # the buffer: a traced memref value
@@ -458,6 +459,7 @@ class ReshapedRef:
     JAX: a TransformedRef with a RefReshaper and/or a RefBitcaster (and NDIndexers)."""
 
     __slots__ = ("ref", "reshape_to", "cast", "window", "shape")
+    _inline_in_jit = True
 
     def __init__(self, ref: Ref, shape, cast=None, window=None):
         self.ref, self.cast, self.window = ref, cast, window
