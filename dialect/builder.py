@@ -42,6 +42,14 @@ def _keyable(v) -> bool:
     return t is not bool and isinstance(v, np.dtype)
 
 
+def static_avals(avals) -> bool:
+    """Whether every aval is an exact ShapedArray of static shape (no RefAval, no symbolic
+    dimension, which belongs to the shape scope being traced): what the caches of made
+    ops (_EMITTED here, the tracer's and eager vmap's) may key on."""
+    return all(type(a) is ShapedArray and _INT.issuperset(map(type, a.shape))
+               for a in avals)
+
+
 class Builder:
     """Creates `jaxpr` ops at an insertion point, with types from each op's `infer`."""
 
@@ -90,9 +98,8 @@ class Builder:
         out_avals = cls.infer_checked(avals, checked, params_checked=True)
         results = list(cls.create(operands, out_avals, checked, loc=self.loc,
                                   ip=self.ip).results)
-        if key is not None and type(cls.num_regions) is int and all(
-                type(a) is ShapedArray and _INT.issuperset(map(type, a.shape))
-                for a in (*avals, *out_avals)):
+        if key is not None and type(cls.num_regions) is int and \
+                static_avals((*avals, *out_avals)):
             if len(_EMITTED) >= 4096:
                 _EMITTED.clear()
             _EMITTED[key] = ([r.type for r in results],

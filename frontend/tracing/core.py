@@ -23,7 +23,7 @@ from mjax.dialect import ShapedArray, tensor_type
 from mjax.dialect.attributes import dense_elements
 from mjax.dialect.blocks import (add_argument, emit_return, emit_yield, end_of, new_block,
                                  new_holder, op_maker, unit_attr)
-from mjax.dialect.builder import _INT, _keyable
+from mjax.dialect.builder import _keyable, static_avals
 from mjax.dialect.core import PURE_SHAPE_RULES, JaxprOp, encode_params
 from mjax.dialect.functions import building, new_function, set_function_type
 from mjax.dialect.ops.structural import ConstantOp
@@ -589,7 +589,7 @@ def bind(opcls: type[JaxprOp], *args, **params):
             results = list(opcls.create(values, [a.strip_weak_type() for a in out_avals],
                                         params, loc=loc, ip=trace.ip).results)
             outs = [Tracer(trace, r, a, loc) for r, a in zip(results, out_avals)]
-        if key is not None and hit is None and _static(out_avals):
+        if key is not None and hit is None and static_avals(out_avals):
             if len(_STAGED) >= 4096:
                 _STAGED.clear()
             _STAGED[key] = (params, tuple(out_avals), op_maker(
@@ -611,14 +611,9 @@ def bind(opcls: type[JaxprOp], *args, **params):
 _STAGED: dict = {}
 
 
-def _static(avals) -> bool:
-    return all(type(a) is ShapedArray and _INT.issuperset(map(type, a.shape))
-               for a in avals)
-
-
 def _staged_key(opcls, weak, avals, params: dict):
     if opcls.__module__ not in PURE_SHAPE_RULES or type(opcls.num_regions) is not int \
-            or not all(map(_keyable, params.values())) or not _static(avals):
+            or not all(map(_keyable, params.values())) or not static_avals(avals):
         return None
     return (opcls, weak, tuple(params.items()), *avals)
 

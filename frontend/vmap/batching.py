@@ -18,6 +18,7 @@ from mjax.arrays.array import Array
 from mjax.tracing.axis_env import AXIS_ENV
 from mjax.tracing.core import _state, aval_of_value, current_trace, with_argument_sources
 from mjax.dialect import ShapedArray, aval_of, context
+from mjax.dialect.builder import static_avals
 from mjax.dialect.types import RefAval
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
@@ -510,7 +511,7 @@ def _emit_vmap(operands, traced, **params):
     hit = _VMAP_OPS.get(key)
     if hit is None:
         outs = emit(T.VmapOp, operands, callee=callee, **params)
-        if outs and _static_types(key[0], [t.aval for t in outs]):
+        if outs and static_avals([*map(aval_of, key[0]), *(t.aval for t in outs)]):
             attributes = outs[0].value.owner.operation.attributes
             if len(_VMAP_OPS) >= _MAX_VMAP_OPS:
                 _VMAP_OPS.clear()
@@ -522,13 +523,6 @@ def _emit_vmap(operands, traced, **params):
                                  attributes=hit[1], regions=T.VmapOp.num_regions,
                                  loc=user_location(), ip=outer.ip)
     return [Tracer(outer, r, aval_of(r.type)) for r in op.results]
-
-
-def _static_types(operand_types, result_avals) -> bool:
-    """Whether an op's operands and results have static shapes (no symbolic dimension,
-    which belongs to the shape scope being traced: such ops are not kept)."""
-    return all(type(a) is ShapedArray and all(type(d) is int for d in a.shape)
-               for a in (*map(aval_of, operand_types), *result_avals))
 
 
 def _out_paths(traced) -> tuple:
