@@ -1,0 +1,80 @@
+"""Kernel forms of JAX 0.10.2's own Pallas TPU tests (tests/pallas/tpu_ops_test.py,
+tpu_pallas_test.py) that mjax lowered differently from JAX or not at all (issue 55):
+gathers, jax.empty_ref in a memory space, vmap inside a kernel, a jit closing over the
+kernel's refs. Written once against a `jax`-like module; test_mosaic_forms.py compares
+both libraries' Mosaic modules and interpreted values.
+
+`forms(J, pl, pltpu)` -> {name: (f, [(shape, dtype), ...])}.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+
+def forms(J, pl, pltpu) -> dict:
+    jnp = J.numpy
+    K = {}
+
+    # jnp.take_along_axis along either minor dim: tpu.dynamic_gather (JAX's
+    # test_dynamic_gather_along_axis); a negative index wraps, unless promised in bounds
+    for idx_shape, axis, mode in (((8, 128), -1, None), ((8, 128), -2, None),
+                                  ((2, 32, 256), -1, "promise_in_bounds"),
+                                  ((2, 32, 256), -2, None)):
+        x_shape = list(idx_shape)
+        x_shape[axis] = (8, 128)[axis]
+
+        def gather_kernel(x_ref, i_ref, o_ref, axis=axis, mode=mode):
+            o_ref[...] = jnp.take_along_axis(x_ref[...], i_ref[...], axis, mode=mode)
+
+        def gather(x, i, kernel=gather_kernel):
+            return pl.pallas_call(kernel, out_shape=J.ShapeDtypeStruct(i.shape, x.dtype))(
+                x, i)
+        name = f"take_along_axis_{len(idx_shape)}d_axis{axis}" + ("_promise" if mode else "")
+        K[name] = (gather, [(tuple(x_shape), np.int32), (idx_shape, np.int32)])
+
+    def float_gather_kernel(x_ref, i_ref, o_ref):     # f32, lanes from reversed indices
+        o_ref[...] = jnp.take_along_axis(x_ref[...], 127 - i_ref[...], axis=1,
+                                         mode="promise_in_bounds") * 2.0
+
+    K["take_along_axis_f32"] = (
+        lambda x, i: pl.pallas_call(float_gather_kernel, out_shape=J.ShapeDtypeStruct(
+            i.shape, x.dtype))(x, i), [((8, 128), np.float32), ((8, 128), np.int32)])
+    return K
+
+
+def refused(J, pl, pltpu) -> dict:
+    """Gathers JAX's Mosaic lowering refuses: {name: (f, shapes, JAX's message)}."""
+    jnp = J.numpy
+    K = {}
+
+    def call(kernel, out_shape):
+        return lambda x, i: pl.pallas_call(kernel, out_shape=J.ShapeDtypeStruct(
+            out_shape, x.dtype))(x, i)
+
+    def take_kernel(x_ref, i_ref, o_ref):             # jnp.take: no batching dims
+        o_ref[...] = jnp.take(x_ref[...], i_ref[0], axis=0)
+    K["take_rows"] = (call(take_kernel, (8, 128)), [((8, 128), np.float32),
+                                                    ((1, 8), np.int32)],
+                      "Only take_along_axis-like gathers supported")
+
+    def index_kernel(x_ref, i_ref, o_ref):            # x[idx] of a vector of indices
+        o_ref[...] = x_ref[...][i_ref[...]][:, 0]
+    K["index_by_vector"] = (call(index_kernel, (8, 128)),
+                            [((8, 128), np.float32), ((8, 128), np.int32)],
+                            "Only take_along_axis-like gathers supported")
+
+    def major_kernel(x_ref, i_ref, o_ref):            # the third-minor dim
+        o_ref[...] = jnp.take_along_axis(x_ref[...], i_ref[...], axis=0)
+    K["take_along_major_axis"] = (call(major_kernel, (2, 8, 128)),
+                                  [((2, 8, 128), np.int32), ((2, 8, 128), np.int32)],
+                                  "Only gathers along the two minormost dimensions "
+                                  "supported on TC")
+
+    def clip_kernel(x_ref, i_ref, o_ref):             # mode="clip"
+        o_ref[...] = jnp.take_along_axis(x_ref[...], i_ref[...], axis=1, mode="clip")
+    K["take_along_axis_clip"] = (call(clip_kernel, (8, 128)),
+                                 [((8, 128), np.int32), ((8, 128), np.int32)],
+                                 "Unsupported gather")
+    return K
