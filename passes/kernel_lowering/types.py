@@ -7,7 +7,6 @@ raises for other dtypes.
 """
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 
@@ -17,18 +16,21 @@ from mjax.dialect.types import aval_of
 
 _FLOATS = {"float16": ir.F16Type, "bfloat16": ir.BF16Type, "float32": ir.F32Type,
            "float64": ir.F64Type, "float8_e4m3fn": ir.Float8E4M3FNType,
-           "float8_e5m2": ir.Float8E5M2Type}
+           "float8_e5m2": ir.Float8E5M2Type, "float8_e4m3b11fnuz": ir.Float8E4M3B11FNUZType}
+# ml_dtypes' sub-byte integers (numpy kind "V"): their width and signedness
+_NARROW_INTS = {"int4": (4, "i"), "uint4": (4, "u"), "int2": (2, "i"), "uint2": (2, "u")}
 
 
-def element_type(dtype, error: type[Exception], backend: str) -> ir.Type:
+def element_type(dtype, error: type[Exception], backend: str,
+                 narrow: bool = False) -> ir.Type:
     """The element type kernels compute `dtype` in: i1 for bool, a signless integer, a
-    float; `error` names `backend` for any other dtype. (ml_dtypes' int4 and other
-    narrow integers are not of kind "i"/"u": neither backend takes them.)"""
+    float; `error` names `backend` for any other dtype. With `narrow`, ml_dtypes'
+    int4/uint4/int2/uint2 are i4/i2 (Mosaic's; Triton's lowering takes none)."""
     dt = np.dtype(dtype)
     if dt == np.bool_:
         return ir.IntegerType.get_signless(1)
-    if dt.kind in "iu":
-        return ir.IntegerType.get_signless(dt.itemsize * 8)
+    if dt.kind in "iu" or (narrow and dt.name in _NARROW_INTS):
+        return ir.IntegerType.get_signless(bits(dt))
     if dt.name in _FLOATS:
         return _FLOATS[dt.name].get()
     raise error(f"the {backend} lowering does not support dtype {dt.name}")
@@ -36,13 +38,23 @@ def element_type(dtype, error: type[Exception], backend: str) -> ir.Type:
 
 def is_float(dtype) -> bool:
     dt = np.dtype(dtype)
-    return dt.kind == "f" or dt in (np.dtype(ml_dtypes.bfloat16),
-                                    np.dtype(ml_dtypes.float8_e4m3fn),
-                                    np.dtype(ml_dtypes.float8_e5m2))
+    return dt.kind == "f" or dt.name in _FLOATS
+
+
+def kind(dtype) -> str:
+    """NumPy's kind letter, with ml_dtypes' sub-byte integers as "i"/"u"."""
+    dt = np.dtype(dtype)
+    return _NARROW_INTS[dt.name][1] if dt.name in _NARROW_INTS else dt.kind
+
+
+def bits(dtype) -> int:
+    """The element's width in bits (int4: 4; JAX's dtypes.itemsize_bits)."""
+    dt = np.dtype(dtype)
+    return _NARROW_INTS[dt.name][0] if dt.name in _NARROW_INTS else dt.itemsize * 8
 
 
 def is_unsigned(dtype) -> bool:
-    return np.dtype(dtype).kind in "ub"
+    return kind(dtype) in "ub"
 
 
 # ---- the jaxpr op being lowered --------------------------------------------------------

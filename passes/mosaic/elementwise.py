@@ -14,8 +14,10 @@ from jaxlib.mlir.dialects import arith, math as math_d, vector
 from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.ops import elementwise as E
+from mjax.dialect.ops import pallas_tpu_packing as PK
 from mjax.dialect.ops import structural as St
 from mjax.passes.kernel_lowering.arith import ARITH_BINARY, op_for_dtype
+from mjax.passes.kernel_lowering.types import bits, kind
 from mjax.passes.kernel_lowering.unsupported import state_unsupported
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (Const, MosaicLoweringError, avals_in, aval_out,
@@ -223,7 +225,8 @@ def convert(x: ir.Value, src, dst, shape=()) -> ir.Value:
     if src == dst:
         return x
     out = vtype(shape, dst)
-    sbits, dbits = src.itemsize * 8, dst.itemsize * 8
+    sbits, dbits = bits(src), bits(dst)
+    sk, dk = kind(src), kind(dst)       # (int4/uint4: "i"/"u", 4 bits)
     if dst == np.bool_:
         if is_float(src):
             if sbits < 32:
@@ -233,22 +236,22 @@ def convert(x: ir.Value, src, dst, shape=()) -> ir.Value:
             x, src = convert(x, src, np.int32, shape), np.dtype(np.int32)
         return arith.cmpi(arith.CmpIPredicate.ne, x, full_like(0, src, shape))
     if src == np.bool_:
-        if dst.kind in "iu":
+        if dk in "iu":
             return arith.extui(out, x)
         return convert(convert(x, src, np.int32, shape), np.int32, dst, shape)
     if is_float(src) and is_float(dst):
         return arith.extf(out, x) if dbits > sbits else arith.truncf(out, x)
-    if src.kind in "iu" and dst.kind in "iu":
+    if sk in "iu" and dk in "iu":
         if dbits > sbits:
-            return arith.extui(out, x) if src.kind == "u" else arith.extsi(out, x)
+            return arith.extui(out, x) if sk == "u" else arith.extsi(out, x)
         return arith.trunci(out, x) if dbits < sbits else x
     if is_float(src):
-        return arith.fptoui(out, x) if dst.kind == "u" else arith.fptosi(out, x)
-    if src.kind == "i" and sbits < 32:
+        return arith.fptoui(out, x) if dk == "u" else arith.fptosi(out, x)
+    if sk == "i" and 8 <= sbits < 32:      # (int4 -> float: one arith.sitofp, as JAX's)
         return convert(convert(x, src, np.int32, shape), np.int32, dst, shape)
-    if dst.kind == "f" and dbits < 32 and src.kind == "i":
+    if dk == "f" and dbits < 32 and sk == "i":
         return arith.sitofp(out, x)
-    return arith.uitofp(out, x) if src.kind == "u" else arith.sitofp(out, x)
+    return arith.uitofp(out, x) if sk == "u" else arith.sitofp(out, x)
 
 
 def full_like(value, dtype, shape) -> ir.Value:
@@ -264,7 +267,7 @@ def _convert_element_type(kl, op, x, *, new_dtype, **params):
 @MOSAIC.register(St.BitcastConvertTypeOp)
 def _bitcast_convert_type(kl, op, x, *, new_dtype, **params):
     a, out = avals_in(op)[0], aval_out(op)
-    if np.dtype(a.dtype).itemsize != np.dtype(new_dtype).itemsize:
+    if bits(a.dtype) != bits(new_dtype):
         raise MosaicLoweringError(f"bitcast_convert_type between widths ({a.dtype} -> "
                                   f"{new_dtype}) is not supported")
     x = kl.value(x, a.dtype)
@@ -276,6 +279,30 @@ def _bitcast_convert_type(kl, op, x, *, new_dtype, **params):
 @MOSAIC.register(St.StopGradientOp, St.CopyOp, St.OptimizationBarrierOp)
 def _identity(kl, op, *xs, **params):
     return list(xs)
+
+
+# pltpu.stochastic_round, pack_elementwise, unpack_elementwise: Mosaic's own ops
+@MOSAIC.register(PK.StochasticRoundOp)
+def _stochastic_round(kl, op, x, random_bits, *, target_dtype, **params):
+    a = avals_in(op)
+    return [tpu.stochastic_convert(vtype(a[0].shape, target_dtype),
+                                   kl.value(x, a[0].dtype),
+                                   kl.value(random_bits, a[1].dtype))]
+
+
+@MOSAIC.register(PK.PackElementwiseOp)
+def _pack_elementwise(kl, op, *xs, packed_dtype, **params):
+    a, out = avals_in(op), aval_out(op)
+    return [tpu.pack_elementwise(vtype(out.shape, out.dtype),
+                                 [kl.value(x, v.dtype) for x, v in zip(xs, a)],
+                                 target_type=vtype((), packed_dtype))]
+
+
+@MOSAIC.register(PK.UnpackElementwiseOp)
+def _unpack_elementwise(kl, op, x, *, index, packed_dtype, unpacked_dtype, **params):
+    a = avals_in(op)[0]
+    return [tpu.unpack_elementwise(vtype(a.shape, unpacked_dtype), kl.value(x, a.dtype),
+                                   source_type=vtype((), packed_dtype), index=int(index))]
 
 
 # M. Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011): single

@@ -105,7 +105,7 @@ def expand_ref(ref, starts, sizes, squeezed):
 # ---- types -----------------------------------------------------------------------------
 def elt_type(dtype) -> ir.Type:
     """Mosaic's element type for a dtype (signless integers, i1 for bool)."""
-    return element_type(dtype, MosaicLoweringError, "Mosaic")
+    return element_type(dtype, MosaicLoweringError, "Mosaic", narrow=True)
 
 
 def vtype(shape, dtype) -> ir.Type:

@@ -25,6 +25,7 @@ from mjax.passes.rules import transforms, reductions_ad, indexing_ad  # noqa: F4
 from mjax.passes.rules import control_flow_ad  # noqa: F401  (cond, while, scan)
 from mjax.passes.rules import pallas  # noqa: F401  (pallas_call)
 from mjax.passes.rules import pallas_tpu  # noqa: F401  (DMAs, semaphores, run_scoped)
+from mjax.passes.rules import pallas_tpu_packing  # noqa: F401  (stochastic_round, (un)pack)
 from mjax.passes.rules import tpu_kernels  # noqa: F401  (tpu_custom_call)
 from mjax.passes.rules import xla_metadata  # noqa: F401  (xla_metadata_value)
 from mjax.passes.rules import shard_map  # noqa: F401  (EXPAND[ShardMapOp])

@@ -42,6 +42,8 @@ from mjax.experimental.pallas.pipeline import emit_pipeline
 from mjax.experimental.pallas.tpu_info import (ChipVersion, TpuInfo, get_tpu_info,
                                                get_tpu_info_for_chip, is_tpu_device)
 from mjax.experimental.pallas.ref import ReshapedRef, as_ref
+from mjax.experimental.pallas.tpu_packing import (einshape, pack_elementwise,
+                                                  stochastic_round, unpack_elementwise)
 from mjax.arrays.placement import devices as devices_
 
 core = _pl_core     # (JAX: pltpu.core is its mosaic core module)
@@ -425,19 +427,9 @@ def create_tensorcore_mesh(axis_name: str, devices=None, num_cores: int | None =
         num_cores = int(getattr(device, "num_cores", 1) or 1)
     return TensorCoreMesh(np.array([TensorCore(i) for i in range(num_cores)]),
                           [axis_name])
-def einshape(equation: str, x, assert_is_tile_preserving: bool = False, **sizes):
-    """Reshapes/transposes by an einshape equation. JAX: pltpu.einshape; not supported."""
-    raise NotImplementedError("pltpu.einshape is not supported by mjax: einshape layout "
-                              "expressions")
-
-
-einshape.mjax_unsupported = "einshape layout expressions"
 matmul_push_rhs = _not_supported("matmul_push_rhs", "explicit MXU operations")
 matmul_acc_lhs = _not_supported("matmul_acc_lhs", "explicit MXU operations")
 matmul_pop = _not_supported("matmul_pop", "explicit MXU operations")
-pack_elementwise = _not_supported("pack_elementwise", "sub-word packing ops")
-unpack_elementwise = _not_supported("unpack_elementwise", "sub-word packing ops")
-stochastic_round = _not_supported("stochastic_round", "stochastic rounding")
 
 
 class LoweringException(Exception):

@@ -1,0 +1,318 @@
+"""pltpu.stochastic_round, pack_elementwise, unpack_elementwise, einshape and int4/uint4
+values in Pallas TPU kernels (issue 55), against JAX 0.10.2: each kernel's Mosaic module
+against JAX's export for the TPU (decoded as test_mosaic_differential.py does), and its
+values in TPU interpret mode against JAX's TPU interpreter where it runs the kernel and
+NumPy (JAX's interpreter has no rule for the three packing primitives: that refusal is
+asserted too).
+"""
+from __future__ import annotations
+
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import jax  # noqa: E402  (the oracle)
+import jax.numpy as jjnp  # noqa: E402
+from jax.experimental import pallas as jpl  # noqa: E402
+from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
+
+import mjax  # noqa: E402
+from jaxlib.mlir import ir  # noqa: E402
+from mjax.dialect.context import context  # noqa: E402
+from mjax.experimental import pallas as pl  # noqa: E402
+from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
+
+from test_mosaic_differential import (_cpu_as_v5e, _diff, constants_by_value,  # noqa: E402
+                                      custom_calls, decode, jax_tpu_text, normalize)
+
+I4, U4, I2 = (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4),
+              np.dtype(ml_dtypes.int2))
+BF16 = np.dtype(ml_dtypes.bfloat16)
+SR_TARGETS = ("bfloat16", "float8_e5m2", "float8_e4m3fn", "float8_e4m3b11fnuz")
+PACK_CONFIGS = [(np.float32, BF16), (np.int32, np.int16), (np.int32, np.int8),
+                (np.int32, I4), (np.int16, np.int8), (np.int8, I4), (np.int16, I4)]
+
+
+def _bits(dtype) -> int:
+    return {"int4": 4, "uint4": 4, "int2": 2}.get(np.dtype(dtype).name,
+                                                  np.dtype(dtype).itemsize * 8)
+
+
+def corpus(J, pl, pltpu) -> dict:
+    """name -> (f, [(shape, dtype), ...])."""
+    jnp = J.numpy
+    K = {}
+
+    def call(kernel, shape, dtype):
+        return pl.pallas_call(kernel, out_shape=J.ShapeDtypeStruct(shape, dtype))
+
+    for t in SR_TARGETS:
+        def sr(x, b, t=t):
+            def k(x_ref, b_ref, o_ref):
+                o_ref[...] = pltpu.stochastic_round(x_ref[...], b_ref[...],
+                                                    target_dtype=getattr(jnp, t))
+            return call(k, x.shape, getattr(jnp, t))(x, b)
+        K[f"stochastic_round_{t}"] = (sr, [((8, 128), np.float32), ((8, 128), np.uint32)])
+
+    for src, dst in PACK_CONFIGS:
+        n = _bits(src) // _bits(dst)
+        tag = f"{np.dtype(src).name}_{np.dtype(dst).name}"
+
+        def pack(xs, n=n, dst=dst, src=src):
+            def k(xs_ref, o_ref):
+                o_ref[...] = pltpu.pack_elementwise([xs_ref[i] for i in range(n)],
+                                                    packed_dtype=dst)
+            return call(k, xs.shape[1:], np.dtype(f"uint{_bits(src)}"))(xs)
+        K[f"pack_{tag}"] = (pack, [((n, 16, 256), src)])
+
+        def unpack(x, n=n, dst=dst, src=src):
+            def k(x_ref, o_ref):
+                o_ref[...] = pltpu.unpack_elementwise(x_ref[...], index=n - 1,
+                                                      packed_dtype=dst, unpacked_dtype=src)
+            return call(k, x.shape, src)(x)
+        K[f"unpack_{tag}"] = (unpack, [((16, 256), np.dtype(f"uint{_bits(src)}"))])
+
+    for dt in (I4, U4):                    # JAX's tpu_ops_test int4 upcast and matmul
+        def matmul(x):
+            def k(x_ref, o_ref):
+                ux = J.lax.convert_element_type(x_ref[...], jnp.int8)
+                o_ref[...] = J.lax.dot(ux, ux, preferred_element_type=jnp.int32)
+            return call(k, (128, 128), jnp.int32)(x)
+        K[f"{dt.name}_upcast_matmul"] = (matmul, [((128, 128), dt)])
+
+    def row_broadcast(x):                  # JAX's tpu_ops_test row broadcast of int4
+        def k(x_ref, y_ref):
+            y_ref[...] = jnp.broadcast_to(x_ref[pl.ds(3, 1)],
+                                          y_ref.shape).astype(y_ref.dtype)
+        return call(k, (4, 1152), jnp.int32)(x)
+    K["int4_row_broadcast"] = (row_broadcast, [((4, 1152), I4)])
+
+    def int4_store(x):                     # an int4 output: arith.trunci, an i4 store
+        def k(x_ref, o_ref):
+            o_ref[...] = (x_ref[...] + 1).astype(jnp.int4)
+        return call(k, (16, 128), jnp.int4)(x)
+    K["int4_store"] = (int4_store, [((16, 128), np.int8)])
+
+    def int4_to_uint4(x):                  # a same-width cast and an i4 -> f32 convert
+        def k(x_ref, o_ref, f_ref):
+            o_ref[...] = x_ref[...].astype(jnp.uint4)
+            f_ref[...] = x_ref[...].astype(jnp.float32)
+        return pl.pallas_call(k, out_shape=(J.ShapeDtypeStruct(x.shape, jnp.uint4),
+                                            J.ShapeDtypeStruct(x.shape, jnp.float32)))(x)
+    K["int4_casts"] = (int4_to_uint4, [((16, 128), I4)])
+
+    for name, eq, shape, out, sizes in (
+            ("split", "a(bc)->abc", (8, 256), (8, 2, 128), {"b": 2}),
+            ("merge", "abc->a(bc)", (8, 2, 128), (8, 256), {}),
+            ("transpose", "ab->ba", (128, 256), (256, 128), {}),
+            ("split_merge", "(ab)c->a(bc)", (16, 128), (8, 256), {"a": 8})):
+        def es(x, eq=eq, out=out, sizes=sizes):
+            def k(x_ref, o_ref):
+                o_ref[...] = pltpu.einshape(eq, x_ref[...], **sizes)
+            return call(k, out, jnp.float32)(x)
+        K[f"einshape_{name}"] = (es, [(shape, np.float32)])
+    return K
+
+
+JAX_KERNELS = corpus(jax, jpl, jpltpu)
+MJAX_KERNELS = corpus(mjax, pl, pltpu)
+# JAX's broadcast_in_dim of a (1, n) block to (m, n) adds a vector.shape_cast of the
+# block to its own shape, which canonicalize folds
+CANONICALIZE = {"int4_row_broadcast"}
+
+
+def _mosaic(J, f, shapes, **kw):
+    avals = [J.ShapeDtypeStruct(s, d) for s, d in shapes]
+    if J is jax:
+        with _cpu_as_v5e():                # (einshape asks the chip's tiling)
+            text = jax_tpu_text(f, avals, export=True)
+    else:
+        text = J.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text()
+    with context(), ir.Location.unknown():
+        module = ir.Module.parse(text)
+        (call,) = custom_calls(module)
+        return decode(call)
+
+
+@pytest.mark.parametrize("name", sorted(JAX_KERNELS))
+def test_mosaic_matches_jax(name):
+    jax_config, jax_text = _mosaic(jax, *JAX_KERNELS[name])
+    mjax_config, mjax_text = _mosaic(mjax, *MJAX_KERNELS[name])
+    assert mjax_config == jax_config
+    with context():
+        if name in CANONICALIZE:
+            a, b = (constants_by_value(normalize(t, "canonicalize,cse"))
+                    for t in (jax_text, mjax_text))
+        else:
+            a, b = normalize(jax_text), normalize(mjax_text)
+    assert a == b, _diff(a, b)
+
+
+def _args(name, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for s, d in JAX_KERNELS[name][1]:
+        d = np.dtype(d)
+        if d in (I4, U4) or np.dtype(d).kind in "iu":
+            lo, hi = ((-8, 8) if d == I4 else (0, 16) if d == U4 else
+                      (np.iinfo(d).min, int(np.iinfo(d).max) + 1))
+            out.append(rng.integers(lo, hi, s).astype(d))
+        else:
+            out.append((rng.standard_normal(s) * 3).astype(d))
+    return out
+
+
+def _mjax_interpret(name, args):
+    with pltpu.force_tpu_interpret_mode():
+        return [np.asarray(r) for r in mjax.tree.leaves(MJAX_KERNELS[name][0](*args))]
+
+
+def _jax_interpret(name, args):
+    with jpltpu.force_tpu_interpret_mode():
+        return [np.asarray(r) for r in jax.tree.leaves(JAX_KERNELS[name][0](*args))]
+
+
+def _packed(sources, packed_dtype):
+    """NumPy: the sources cast to packed_dtype, their bits interleaved (JAX's test data)."""
+    pb = _bits(packed_dtype)
+    words = np.zeros(sources.shape[1:], np.uint64)
+    for i, s in enumerate(sources):
+        if np.dtype(packed_dtype) == BF16:
+            field = s.astype(BF16).view(np.uint16).astype(np.uint64)
+        else:
+            field = s.astype(np.int64).astype(np.uint64) & ((1 << pb) - 1)
+        words |= field << np.uint64(i * pb)
+    return words
+
+
+def _refused_by_jax_interpreter(name, args):
+    with pytest.raises(NotImplementedError, match="MLIR translation rule for primitive"):
+        _jax_interpret(name, args)
+
+
+@pytest.mark.parametrize("src,dst", PACK_CONFIGS)
+def test_pack_unpack_interpreted_values(src, dst):
+    tag = f"{np.dtype(src).name}_{np.dtype(dst).name}"
+    (xs,) = _args(f"pack_{tag}")
+    (got,) = _mjax_interpret(f"pack_{tag}", [xs])
+    want = _packed(xs, dst)
+    np.testing.assert_array_equal(got.astype(np.uint64), want)
+    n = _bits(src) // _bits(dst)
+    (back,) = _mjax_interpret(f"unpack_{tag}", [got])
+    np.testing.assert_array_equal(back, xs[n - 1].astype(dst).astype(src))
+    _refused_by_jax_interpreter(f"pack_{tag}", [xs])
+    _refused_by_jax_interpreter(f"unpack_{tag}", [got])
+
+
+@pytest.mark.parametrize("target", SR_TARGETS)
+def test_stochastic_round_interpreted_values(target):
+    """Each result is one of x's two neighbours in the target format (JAX's
+    tpu_ops_test check); over many draws the mean is x (unbiased rounding)."""
+    name = f"stochastic_round_{target}"
+    t = np.dtype(getattr(ml_dtypes, target))
+    x, _ = _args(name)
+    bits = np.random.default_rng(1).integers(0, 2**32, x.shape, dtype=np.uint64)
+    bits = bits.astype(np.uint32)
+    (got,) = _mjax_interpret(name, [x, bits])
+    assert got.dtype == t
+    near = x.astype(t)
+    info = ml_dtypes.finfo(t)
+    lower = np.where(near.astype(np.float32) > x, np.nextafter(near, info.min), near)
+    upper = np.where(near.astype(np.float32) < x, np.nextafter(near, info.max), near)
+    u = f"uint{t.itemsize * 8}"
+    ok = (got.view(u) == lower.view(u)) | (got.view(u) == upper.view(u))
+    assert np.where(np.isnan(near.astype(np.float32)), np.isnan(got.astype(np.float32)),
+                    ok).all()
+    # one value between two neighbours, 1024 draws: the mean is the value
+    lo, hi = np.float32(1.0), np.float32(np.nextafter(np.array(1.0, t), np.array(2.0, t)))
+    v = np.full((8, 128), lo + (hi - lo) * np.float32(0.3), np.float32)
+    bits = np.random.default_rng(2).integers(0, 2**32, v.shape, dtype=np.uint64)
+    (r,) = _mjax_interpret(name, [v, bits.astype(np.uint32)])
+    frac_up = (r.astype(np.float32) == hi).mean()
+    assert set(np.unique(r.astype(np.float32))) <= {lo, hi}
+    assert abs(frac_up - 0.3) < 0.05, frac_up
+    _refused_by_jax_interpreter(name, [x, bits.astype(np.uint32)])
+
+
+@pytest.mark.parametrize("name", ["int4_upcast_matmul", "uint4_upcast_matmul",
+                                  "int4_row_broadcast", "int4_store", "int4_casts",
+                                  "einshape_split", "einshape_merge",
+                                  "einshape_transpose", "einshape_split_merge"])
+def test_interpreted_values_match_jax(name):
+    args = _args(name)
+    got, want = _mjax_interpret(name, args), _jax_interpret(name, args)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+    x = args[0]
+    expect = {
+        "int4_upcast_matmul": lambda: [x.astype(np.int32) @ x.astype(np.int32)],
+        "uint4_upcast_matmul": lambda: [x.astype(np.int32) @ x.astype(np.int32)],
+        "int4_row_broadcast": lambda: [np.broadcast_to(x[3:4].astype(np.int32),
+                                                       x.shape)],
+        "int4_store": lambda: [(x.astype(np.int32) + 1).astype(I4)],
+        "int4_casts": lambda: [(x.astype(np.int32) & 15).astype(U4),
+                               x.astype(np.float32)],
+        "einshape_split": lambda: [x.reshape(8, 2, 128)],
+        "einshape_merge": lambda: [x.reshape(8, 256)],
+        "einshape_transpose": lambda: [x.T],
+        "einshape_split_merge": lambda: [x.reshape(8, 256)],
+    }[name]()
+    for g, e in zip(got, expect):
+        np.testing.assert_array_equal(g, e)
+
+
+def _error(J, P, fn):
+    """The error tracing `fn` raises (under jit: JAX's primitives have no eager rule),
+    dtypes named (JAX prints the jnp scalar type it was given)."""
+    try:
+        J.jit(lambda: fn(J.numpy, P)).trace()
+    except Exception as e:               # noqa: BLE001  (compared with JAX's below)
+        return type(e), re.sub(r"<class '[\w.]*\.(\w+)'>", r"\1", str(e))
+    return None
+
+
+@pytest.mark.parametrize("case", [
+    lambda jnp, P: P.stochastic_round(jnp.zeros((8, 128)), jnp.zeros((8, 64), jnp.uint32),
+                                      target_dtype=jnp.bfloat16),
+    lambda jnp, P: P.stochastic_round(jnp.zeros((8, 128)), jnp.zeros((8, 128), jnp.int32),
+                                      target_dtype=jnp.bfloat16),
+    lambda jnp, P: P.pack_elementwise([], packed_dtype=jnp.int8),
+    lambda jnp, P: P.pack_elementwise([jnp.zeros((8, 128), jnp.int32)] * 3,
+                                      packed_dtype=jnp.int8),
+    lambda jnp, P: P.pack_elementwise([jnp.zeros((8, 128), jnp.float32)] * 2,
+                                      packed_dtype=jnp.int16),
+    lambda jnp, P: P.pack_elementwise([jnp.zeros((8, 128), jnp.int32),
+                                       jnp.zeros((8, 64), jnp.int32)],
+                                      packed_dtype=jnp.int16),
+    lambda jnp, P: P.unpack_elementwise(jnp.zeros((8, 128), jnp.uint32), index=4,
+                                        packed_dtype=jnp.int8, unpacked_dtype=jnp.int32),
+    lambda jnp, P: P.unpack_elementwise(jnp.zeros((8, 128), jnp.uint16), index=0,
+                                        packed_dtype=jnp.int8, unpacked_dtype=jnp.int32),
+    lambda jnp, P: P.einshape("ab->ba->ab", jnp.zeros((8, 128))),
+    lambda jnp, P: P.einshape("(ab)c->abc", jnp.zeros((8, 128))),
+    lambda jnp, P: P.einshape("a(bc->abc", jnp.zeros((8, 128))),
+    lambda jnp, P: P.einshape("abc->ab", jnp.zeros((8, 128))),
+    lambda jnp, P: P.einshape("ab->abc", jnp.zeros((8, 128))),
+    lambda jnp, P: P.einshape("(ab)c->abc", jnp.zeros((8, 128)), a=3),
+])
+def test_errors_are_jax(case):
+    want = _error(jax, jpltpu, case)
+    got = _error(mjax, pltpu, case)
+    assert want is not None
+    assert got == want
+
+
+def test_einshape_outside_kernels_matches_jax():
+    x = np.arange(2 * 3 * 20, dtype=np.float32).reshape(2, 3, 20)
+    for eq, sizes in (("ab(cd)->(ca)bd", {"c": 4}), ("abc->cba", {}),
+                      ("ab(cd)->a(bc)d", {"d": 5})):
+        want = np.asarray(jpltpu.einshape(eq, x, **sizes))
+        got = np.asarray(pltpu.einshape(eq, x, **sizes))
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.asarray(mjax.jit(
+            lambda v, eq=eq, sizes=sizes: pltpu.einshape(eq, v, **sizes))(x)), want)
+
