@@ -233,12 +233,20 @@ def new_ref(init_val, *, memory_space=None, kind=None) -> Ref:
 def empty_ref(ty, memory_space=None):
     """A new Ref of type `ty` (an aval: jax.typeof(x)) whose contents are unspecified
     (mjax: zeros), inside a traced function; outside one JAX has no evaluation rule
-    either. JAX: jax.empty_ref."""
-    if memory_space is not None:
-        raise NotImplementedError("empty_ref(memory_space=...): mjax has no memory spaces")
+    either. With `memory_space` (inside a Pallas TPU kernel) a buffer of that memory.
+    JAX: jax.empty_ref."""
     if current_trace() is None:
         raise NotImplementedError("Evaluation rule for 'empty_ref' not implemented")
-    return Ref(tracer=bind(S.RefNewOp, lax.full(ty.shape, 0, ty.dtype)))
+    if memory_space is None:
+        return Ref(tracer=bind(S.RefNewOp, lax.full(ty.shape, 0, ty.dtype)))
+    # A buffer of a Pallas TPU kernel's memory (pltpu.VMEM, ...): Mosaic allocates it
+    # uninitialized (and drops the zero fill)
+    space = getattr(memory_space, "value", memory_space)
+    if space not in S.RefNewOp.attributes["memory_space"].choices:
+        raise NotImplementedError(f"empty_ref(memory_space={memory_space!r}): mjax knows "
+                                  f"the TPU's memory spaces only (pltpu.VMEM, pltpu.SMEM, "
+                                  f"pl.ANY, pltpu.HBM)")
+    return Ref(tracer=bind(S.RefNewOp, lax.full(ty.shape, 0, ty.dtype), memory_space=space))
 
 
 def free_ref(ref) -> tuple:

@@ -290,12 +290,17 @@ class StridedSwapOp(StridedAccess, name="strided_swap"):
 
 class RefNewOp(JaxprOp, name="ref_new"):
     """A new ref holding `init` (a copy). JAX: core.ref_p (jax.new_ref inside a trace).
-    `--jaxpr-discharge-state` makes the ref's value `init`."""
+    `--jaxpr-discharge-state` makes the ref's value `init`. With `memory_space` ("vmem",
+    "smem", ...: jax.empty_ref(ty, memory_space=...) in a Pallas TPU kernel, JAX's
+    empty_ref_p) the ref is a buffer of that memory whose contents are unspecified:
+    `init` (zeros) gives its type and interpret mode's contents; Mosaic allocates it."""
     num_operands = 1
     pure = False
+    attributes = {"memory_space": A.Str(default=None, choices=(
+        "any", "vmem", "smem", "hbm", "vmem_shared"))}
 
     @classmethod
-    def infer(cls, init):
+    def infer(cls, init, memory_space=None):
         if isinstance(init, RefAval):
             raise TypeError(f"jaxpr.ref_new takes an array, got the ref {init.str_short()}")
         return (RefAval(init.shape, init.dtype, init.weak_type),)

@@ -30,9 +30,9 @@ from mjax.dialect.values import attr
 from mjax.passes.mosaic.memory import ref_view
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.random import key_load, loads_keys
-from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, ViewStart, avals_in,
-                                      elt_type, expand_ref, full, index, materialize,
-                                      ref_space, vtype)
+from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, ViewStart, aval_out,
+                                      avals_in, elt_type, expand_ref, full, index,
+                                      materialize, ref_space, ref_type, vtype)
 
 
 @MOSAIC.register(S.ProgramIdOp)
@@ -377,7 +377,31 @@ MOSAIC.unsupported(S.RefAddUpdateOp, "JAX's Pallas TPU lowering has no rule for 
                                      "(a load and a store)")
 MOSAIC.unsupported(S.AtomicRmwOp, "atomics are a GPU feature; TPU kernels own their "
                                   "output blocks (use semaphores and DMAs to share)")
-MOSAIC.unsupported(S.RefNewOp, "a kernel's refs are its arguments and scratch buffers "
-                               "(pl.run_scoped allocates more)")
+def _erase_unused(v) -> None:
+    """Erases the ops that computed `v` (empty_ref's zero fill, already lowered as the
+    ref's `init`) while nothing else uses them: JAX's kernel has no fill."""
+    while isinstance(v, ir.Value) and not any(True for _ in v.uses):
+        owner = getattr(v.owner, "operation", None)
+        if owner is None or owner.name not in ("vector.broadcast", "arith.constant"):
+            return
+        operands = list(owner.operands)
+        owner.erase()
+        if not operands:
+            return
+        v = operands[0]
+
+
+@MOSAIC.register(S.RefNewOp)
+def _new_ref(kl, op, init, *, memory_space=None):
+    # jax.empty_ref(ty, memory_space=...): a memref.alloca where it is made, its contents
+    # unspecified (JAX's empty_ref rule); `init` (zeros, for interpret mode) is not stored
+    if memory_space is None:
+        raise MosaicLoweringError("a kernel's refs are its arguments and scratch buffers: "
+                                  "allocate more with pl.run_scoped or "
+                                  "jax.empty_ref(ty, memory_space=pltpu.VMEM)")
+    if sum(1 for _ in op.operands[0].uses) == 1:     # (the fill is no other op's)
+        _erase_unused(init)
+    a = aval_out(op)
+    return [memref.alloca(ref_type(a.shape, a.dtype, memory_space), [], [])]
 
 __all__ = ["load", "swap"]

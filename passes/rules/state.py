@@ -229,9 +229,9 @@ BATCH.register(S.RefAddUpdateOp)(_write_batch(S.RefAddUpdateOp, "an addupdate"))
 
 
 @BATCH.register(S.RefNewOp)
-def _new_batch(b, args, dims):
+def _new_batch(b, args, dims, **params):
     (init,) = args
-    return b.emit(S.RefNewOp, init), [dims[0]]
+    return b.emit(S.RefNewOp, init, **params), [dims[0]]
 
 
 # ---- reading and writing a part of a value ------------------------------------------

@@ -11,6 +11,7 @@
 // CHECK:         "jaxpr.program_id"() {axis = 0 : i64} : () -> tensor<i32>
 // CHECK:         "jaxpr.num_programs"() {axis = 1 : i64} : () -> tensor<i32>
 // CHECK:         "jaxpr.ref_new"(%{{.*}}) : (tensor<f32>) -> memref<f32>
+// CHECK:         "jaxpr.ref_new"(%{{.*}}) {memory_space = "vmem"} : (tensor<f32>) -> memref<f32>
 func.func private @ref_ops(%r: memref<8x128xf32>, %s: memref<f32>) {
   %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
   %i = "jaxpr.constant"() {value = dense<3> : tensor<i32>} : () -> tensor<i32>
@@ -26,6 +27,7 @@ func.func private @ref_ops(%r: memref<8x128xf32>, %s: memref<f32>) {
   %n = "jaxpr.num_programs"() {axis = 1} : () -> tensor<i32>
   %sv = "jaxpr.ref_get"(%s) {sizes = array<i64>, squeezed = array<i64>} : (memref<f32>) -> tensor<f32>
   %fresh = "jaxpr.ref_new"(%sv) : (tensor<f32>) -> memref<f32>
+  %vmem = "jaxpr.ref_new"(%sv) {memory_space = "vmem"} : (tensor<f32>) -> memref<f32>
   return
 }
 

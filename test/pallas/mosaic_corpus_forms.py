@@ -41,6 +41,37 @@ def forms(J, pl, pltpu) -> dict:
     K["take_along_axis_f32"] = (
         lambda x, i: pl.pallas_call(float_gather_kernel, out_shape=J.ShapeDtypeStruct(
             i.shape, x.dtype))(x, i), [((8, 128), np.float32), ((8, 128), np.int32)])
+
+    def empty_ref_kernel(y_ref):            # jax.empty_ref in VMEM: memref.alloca
+        x_ref = J.empty_ref(J.ShapeDtypeStruct(y_ref.shape, y_ref.dtype),
+                            memory_space=pltpu.VMEM)
+        x_ref[...] = jnp.ones_like(x_ref)
+        y_ref[...] = 4 * x_ref[...]
+    # (the empty_ref kernels take `interpret`: JAX's TPU interpreter cannot run them)
+    K["empty_ref"] = (lambda interpret=False: pl.pallas_call(
+        empty_ref_kernel, interpret=interpret,
+        out_shape=J.ShapeDtypeStruct((8, 128), jnp.float32))(), [])
+    # (JAX's test_empty_ref_allocation)
+
+    def column_write_kernel(in_ref, out_ref):   # (JAX's test_2d_vmem_column_write)
+        scratch = J.empty_ref(J.ShapeDtypeStruct((8, 4), jnp.int32), memory_space=pltpu.VMEM)
+        for i in range(4):
+            scratch[:8, i] = in_ref[...] + i
+        out_ref[...] = scratch[...]
+    K["empty_ref_columns"] = (lambda x, interpret=False: pl.pallas_call(
+        column_write_kernel, grid=(1,), interpret=interpret, in_specs=[pl.BlockSpec(memory_space=pltpu.VMEM)],
+        out_specs=pl.BlockSpec(memory_space=pltpu.VMEM),
+        out_shape=J.ShapeDtypeStruct((8, 4), jnp.int32))(x), [((8,), np.int32)])
+
+    def smem_kernel(x_ref, o_ref):          # scalars in an SMEM empty_ref
+        s_ref = J.empty_ref(J.ShapeDtypeStruct((2,), jnp.int32), memory_space=pltpu.SMEM)
+        s_ref[0] = pl.program_id(0) + 1
+        s_ref[1] = s_ref[0] * 3
+        o_ref[...] = x_ref[...] * s_ref[1].astype(jnp.float32)
+    K["empty_ref_smem"] = (lambda x, interpret=False: pl.pallas_call(
+        smem_kernel, grid=(2,), interpret=interpret, in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+        out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+        out_shape=J.ShapeDtypeStruct((16, 128), jnp.float32))(x), [((16, 128), np.float32)])
     return K
 
 

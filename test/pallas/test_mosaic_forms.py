@@ -19,8 +19,8 @@ from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 
 from mosaic_corpus_forms import forms, refused  # noqa: E402
-from test_mosaic_differential import (_diff, custom_calls, decode, jax_tpu_text,  # noqa: E402
-                                      normalize)
+from test_mosaic_differential import (_cpu_as_v5e, _diff, custom_calls, decode,  # noqa: E402
+                                      jax_tpu_text, normalize)
 
 JAX_FORMS, MJAX_FORMS = forms(jax, jpl, jpltpu), forms(mjax, pl, pltpu)
 JAX_REFUSED, MJAX_REFUSED = refused(jax, jpl, jpltpu), refused(mjax, pl, pltpu)
@@ -48,7 +48,8 @@ def _args(shapes, seed=0):
 @pytest.mark.parametrize("name", sorted(JAX_FORMS))
 def test_mosaic_module_matches_jax(name):
     f, shapes = JAX_FORMS[name]
-    want = _decoded(jax_tpu_text(f, [jax.ShapeDtypeStruct(s, d) for s, d in shapes]))
+    with _cpu_as_v5e():        # (JAX checks rank-1 blocks against the chip's tiling)
+        want = _decoded(jax_tpu_text(f, [jax.ShapeDtypeStruct(s, d) for s, d in shapes]))
     got = _decoded(_mjax_text(*MJAX_FORMS[name]))
     assert got[:2] == want[:2]
     assert got[2] == want[2], _diff(want[2], got[2])
@@ -99,3 +100,25 @@ def test_gathers_refused_as_in_jax(name):
         want = np.asarray(f(x, i))
     with pltpu.force_tpu_interpret_mode():
         np.testing.assert_array_equal(np.asarray(MJAX_REFUSED[name][0](x, i)), want)
+
+
+def test_empty_ref_interpreted_values():
+    """jax.empty_ref in VMEM and SMEM: JAX's interpret=True, mjax's and mjax's TPU
+    interpret mode give NumPy's values (each buffer is written before it is read). JAX's
+    TPU interpret mode cannot run these kernels ("No state discharge rule implemented
+    for primitive: io_callback")."""
+    x8 = np.arange(8, dtype=np.int32)
+    x = np.random.default_rng(0).standard_normal((16, 128)).astype(np.float32)
+    cases = [("empty_ref", (), np.full((8, 128), 4.0, np.float32)),
+             ("empty_ref_columns", (x8,), x8[:, None] + np.arange(4)[None, :]),
+             ("empty_ref_smem", (x,), x * np.repeat(np.float32([3, 6]), 8)[:, None])]
+    for name, args, want in cases:
+        np.testing.assert_array_equal(
+            np.asarray(JAX_FORMS[name][0](*args, interpret=True)), want)
+        np.testing.assert_array_equal(
+            np.asarray(MJAX_FORMS[name][0](*args, interpret=True)), want)
+        with pltpu.force_tpu_interpret_mode():
+            np.testing.assert_array_equal(np.asarray(MJAX_FORMS[name][0](*args)), want)
+    with jpltpu.force_tpu_interpret_mode(), pytest.raises(
+            NotImplementedError, match="No state discharge rule implemented for primitive"):
+        JAX_FORMS["empty_ref"][0]()
