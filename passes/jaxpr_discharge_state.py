@@ -35,10 +35,11 @@ from jaxlib.mlir import ir
 from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import state as S
+from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval, ShapedArray, aval_of
 from mjax.passes import analyses
 from mjax.passes.interpreter import terminator
-from mjax.passes.ir_util import (FunctionTable, clone_into, entry_block, nested_ops,
+from mjax.passes.ir_util import (FunctionTable, callee_of, clone_into, entry_block, nested_ops,
                                  set_results)
 from mjax.passes.registry import Pass, PassError, op_error, register_pass
 from mjax.passes.rules.tables import DISCHARGE, DISCHARGE_NESTED
@@ -304,7 +305,29 @@ def _update_refs(d: Discharge, refs, before, after, unchanged) -> None:
         d.env[r] = before[j] if same else after[j]
 
 
-DISCHARGE_NESTED.update({C.WhileOp: _while, C.ScanOp: _scan, C.CondOp: _cond})
+def _call(d: Discharge, op):
+    """A call taking refs (a jit inside a Pallas kernel closing over the kernel's refs,
+    which its trace made operands): the callee's body discharged in place, as JAX's
+    Mosaic lowering and interpreters run a jit's jaxpr inside a kernel."""
+    refs = [v for v in op.operands if is_ref(v)]
+    if len(set(refs)) != len(refs):
+        raise op_error(op, "a call taking the same ref twice cannot be discharged")
+    module = op.parent
+    while module.name != "builtin.module":
+        module = module.parent
+    fn = ir.SymbolTable(getattr(module, "operation", module))[callee_of(op)]
+    block = entry_block(fn.operation)
+    for arg, v in zip(block.arguments, op.operands):
+        d.env[arg] = d.env[v]
+    outs = d.run(block)
+    for arg, v in zip(block.arguments, op.operands):
+        if is_ref(v):
+            d.env[v] = d.env[arg]           # (the ref's value after the callee's writes)
+    d.env.update(zip(op.results, outs))
+
+
+DISCHARGE_NESTED.update({C.WhileOp: _while, C.ScanOp: _scan, C.CondOp: _cond,
+                         T.CallOp: _call})
 
 
 # ---- functions ----------------------------------------------------------------------------

@@ -72,6 +72,23 @@ def forms(J, pl, pltpu) -> dict:
         smem_kernel, grid=(2,), interpret=interpret, in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
         out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
         out_shape=J.ShapeDtypeStruct((16, 128), jnp.float32))(x), [((16, 128), np.float32)])
+
+    def jit_closure_kernel(x_ref, o_ref):   # jits closing over the kernel's refs: inline
+        @J.jit
+        def row(i):
+            o_ref[pl.ds(i, 1), :] = x_ref[pl.ds(i, 1), :] + i.astype(jnp.float32)
+
+        @J.jit
+        def scale(r):                       # a ref argument beside a closed-over one
+            o_ref[...] = r[...] * 3.0
+
+        J.jit(lambda: scale(x_ref))()       # (a jit in a jit)
+
+        @pl.loop(0, 8)
+        def _(i):
+            row(i)
+    K["jit_closure"] = (lambda x: pl.pallas_call(jit_closure_kernel, out_shape=(
+        J.ShapeDtypeStruct(x.shape, x.dtype)))(x), [((8, 128), np.float32)])
     return K
 
 

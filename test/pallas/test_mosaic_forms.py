@@ -122,3 +122,14 @@ def test_empty_ref_interpreted_values():
     with jpltpu.force_tpu_interpret_mode(), pytest.raises(
             NotImplementedError, match="No state discharge rule implemented for primitive"):
         JAX_FORMS["empty_ref"][0]()
+
+
+def test_jit_closure_interpreted_values():
+    """jits closing over the kernel's refs, in both libraries' TPU interpret modes:
+    NumPy's values."""
+    x = np.random.default_rng(0).standard_normal((8, 128)).astype(np.float32)
+    want = x + np.arange(8, dtype=np.float32)[:, None]
+    with jpltpu.force_tpu_interpret_mode():
+        np.testing.assert_array_equal(np.asarray(JAX_FORMS["jit_closure"][0](x)), want)
+    with pltpu.force_tpu_interpret_mode():
+        np.testing.assert_array_equal(np.asarray(MJAX_FORMS["jit_closure"][0](x)), want)
