@@ -30,9 +30,9 @@ def _unused(results) -> bool:
     return True
 
 
-def _dce_ops(holder) -> tuple[int, bool]:
+def _dce_ops(holder, keep_inside=()) -> tuple[int, bool]:
     """(Ops erased in the regions of `holder`, whether a region of several blocks was
-    met)."""
+    met); the regions of ops named in `keep_inside` are left as they are."""
     # Backwards, so an op whose only users were just erased is dead when reached; an
     # erased op takes its regions with it, a kept one is cleaned inside. (Ops listed by
     # one walk and their classes taken from their names: OpViews cost more.)
@@ -47,20 +47,21 @@ def _dce_ops(holder) -> tuple[int, bool]:
             op.erase()
             removed += 1
             continue
-        if cls is not None and cls.num_regions == 0 or not len(op.regions):
+        if cls is not None and cls.num_regions == 0 or not len(op.regions) or \
+                op.name in keep_inside:
             continue
-        n, more = _dce_ops(op)
+        n, more = _dce_ops(op, keep_inside)
         removed += n
         several |= more
     return removed, several
 
 
-def remove_dead_ops(region_holder) -> int:
-    """Erases dead pure jaxpr ops (in nested regions too) until none is left; returns
-    the count."""
+def remove_dead_ops(region_holder, keep_inside=()) -> int:
+    """Erases dead pure jaxpr ops (in nested regions too, but for the regions of the ops
+    named in `keep_inside`) until none is left; returns the count."""
     removed = 0
     while True:
-        n, several = _dce_ops(region_holder)
+        n, several = _dce_ops(region_holder, keep_inside)
         removed += n
         # Users come after their definitions in a block, so one backwards sweep finds
         # every dead op; only where control flows between blocks can a use come first.

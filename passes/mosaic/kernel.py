@@ -35,7 +35,7 @@ from mjax.passes.jaxpr_dce import remove_dead_ops
 from mjax.passes.kernel_lowering.interpreter import KernelInterpreter, KernelUnsupported, find_func
 from mjax.passes.kernel_lowering.types import op_params
 from mjax.passes.mosaic.table import MOSAIC
-from mjax.passes.mosaic.types import (BlockRef, MosaicLoweringError, full, materialize,
+from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, full, materialize,
                                       ref_type)
 from mjax.passes.registry import op_error
 from mjax.passes.rules.op_names import SCOPES, TRANSFORMS
@@ -88,10 +88,15 @@ class KernelLowering(KernelInterpreter):
             if op.name == "jaxpr.constant":        # (JAX's literals are no equations)
                 return rule
             scopes = op_scopes(op)
-            current[0] = _retrace(current[0], scopes[len(base):]
-                                  if scopes[:len(base)] == base else ())
+            inner = scopes[len(base):] if scopes[:len(base)] == base else ()
 
             def run(op, operands):
+                if inner != current[0] and op.name in _LITERALS_FIRST:
+                    # (JAX makes an equation's literal operands before it opens or
+                    # closes a scope there, but for the rules that take them as they are)
+                    operands = [materialize(x) if isinstance(x, Const) and x.value.ndim == 0
+                                else x for x in operands]
+                current[0] = _retrace(current[0], inner)
                 self.scope_base = scopes     # (what the op's bodies are relative to)
                 try:
                     return rule(op, operands)
@@ -107,6 +112,12 @@ class KernelLowering(KernelInterpreter):
             outs = interpret(block, traced, Env(zip(block.arguments, args)))
         _retrace(current[0], ())
         return outs
+
+
+# (ops whose JAX rules get their literal operands as MLIR constants: lowering.py's
+# _ensure_mlir_value, not skipped for them)
+_LITERALS_FIRST = frozenset(f"jaxpr.{n}" for n in ("eq", "ne", "lt", "le", "gt", "ge",
+                                                   "select_n"))
 
 
 def op_scopes(op: ir.Operation) -> tuple:
@@ -237,8 +248,9 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
     # (a symbol name libtpu and XLA accept, as JAX sanitizes it)
     name = re.sub(r"[^\w.-]", "_", str(params.get("name") or callee))
     # (JAX DCEs the kernel's jaxpr before lowering it: pure ops nothing uses, such as the
-    # hash words a PRNG kernel computes and drops, leave no Mosaic ops)
-    remove_dead_ops(kernel)
+    # hash words a PRNG kernel computes and drops, leave no Mosaic ops; JAX has no DCE rule
+    # for run_scoped, so what its body computes stays, as emit_pipeline's index arithmetic)
+    remove_dead_ops(kernel, keep_inside=("jaxpr.run_scoped",))
     kl = KernelLowering(module, grid, target_version)
     kl.scope_base = op_scopes(call)   # (JAX traces the kernel outside the caller's scopes)
     cp = params.get("compiler_params")

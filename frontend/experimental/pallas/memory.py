@@ -35,7 +35,7 @@ def run_scoped(f, *types, collective_axes=(), **kw_types):
     """Calls `f` with fresh refs of `types` (pltpu.VMEM(...), pltpu.SemaphoreType.DMA,
     ...; keyword types become keyword refs) that live only during the call; returns what
     `f` returns. JAX: pl.run_scoped."""
-    current_kernel("run_scoped")
+    ctx = current_kernel("run_scoped")
     if collective_axes:
         raise NotImplementedError("run_scoped(collective_axes=...) (buffers shared by the "
                                   "cores of a mesh) is not supported by mjax's Pallas")
@@ -44,6 +44,7 @@ def run_scoped(f, *types, collective_axes=(), **kw_types):
     spaces = tuple(_scratch_space(t) for t in leaves)
 
     def body(*tracers):
+        ctx.note_memory_spaces(tracers, spaces)
         args, kwargs = tree_util.tree_unflatten(tree, [Ref(t) for t in tracers])
         return f(*args, **kwargs)
 

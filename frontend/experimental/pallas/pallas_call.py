@@ -439,9 +439,11 @@ class _PallasCall:
                         spec_ir["buffer_count"] = int(mode.buffer_count)
                     specs_ir.append(spec_ir)
                     ref_avals.append(RefAval(block_ref_shape(bs), aval.dtype))
+        spaces = (["smem"] * len(pre_refs) + [sp.get("memory_space") for sp in specs_ir]
+                  + list(scratch_spaces))
         self._trace_kernel(module, kname, pre_refs + ref_avals + scratch, in_tree,
                            len(leaves), out_tree, len(out_avals), pre_tree, n_pre, grid,
-                           key_impls)
+                           key_impls, spaces)
         values = [outer.to_tracer(x) for x in bounds + pre_leaves + leaves]
         extra = {}
         if n_pre:
@@ -465,7 +467,7 @@ class _PallasCall:
         return tree_util.tree_unflatten(out_tree, outs)
 
     def _trace_kernel(self, module, kname, avals, in_tree, n_in, out_tree, n_out,
-                      pre_tree=None, n_pre=0, grid=None, key_impls=()):
+                      pre_tree=None, n_pre=0, grid=None, key_impls=(), spaces=()):
         trace = Trace(module, kname, avals, visibility="private")
         refs = [Ref(t) for t in trace.args]
         n_pre_leaves = pre_tree.num_leaves if pre_tree is not None else 0
@@ -488,7 +490,9 @@ class _PallasCall:
                                               is_leaf=_is_scratch_leaf)
             scratch = tree_util.tree_unflatten(tree, scratch)
             scratch = list(scratch) if spread else [scratch]
-        with context(), trace, KernelContext(trace, self.grid if grid is None else grid):
+        with context(), trace, KernelContext(trace, self.grid if grid is None else grid) \
+                as kctx:
+            kctx.note_memory_spaces(trace.args, spaces)
             result = self.kernel(*pre_refs, *in_refs, *out_refs, *scratch)
             if result is not None:
                 raise ValueError(f"The kernel function in the pallas_call {self.name} "

@@ -1,17 +1,22 @@
 """`pltpu.emit_pipeline`: a loop over an inner grid inside a kernel, the body seeing one
 block of each ref per step.
 
-mjax gives the body `.at[...]` views of the outer refs (blocks picked by each BlockSpec's
-index map, as pallas_call picks them), in row-major grid order: the values and the
-order of reads and writes are those of JAX's pipeline, without its double-buffered
-copies, which only hide DMA latency on a chip.
+The pipeline is JAX's (pipeline_buffers.py): a ref outside VMEM (pl.ANY, HBM, a default
+block) gets VMEM buffers of `buffer_count` slots (2, or the spec's pl.Buffered(n); one
+where the block is the whole ref and never moves) and a DMA semaphore per slot, all in one
+run_scoped; its blocks are prefetched ahead of the body, waited for, written back, with
+copies skipped where a block index repeats. A ref already in the spec's memory space
+(pltpu.VMEM refs with VMEM specs, an HBM output with an HBM spec) is used in place, one
+`.at[...]` window per step. `no_pipelining=True` copies each block in and out
+synchronously. The ops are emitted in the order JAX's pipeline emits them, so the
+Mosaic kernel is JAX's; interpret mode runs the same DMAs as copies.
 
 A block with a `pl.BoundedSlice(n)` dimension (its index map gives `pl.ds(start, size)`
 there, in elements, the size traced and at most n) is copied as JAX's pipeline copies
 it: each step gets a VMEM buffer of the block's bound shape (run_scoped), an input's
 `size` rows DMA'd into its first rows before the body runs, an output's first `size`
 rows DMA'd out after it (one DMA semaphore per buffer; the copies are waited for at
-once, not overlapped). JAX: pallas/mosaic/pipeline.py.
+once, not overlapped: JAX's overlapped schedule differs). JAX: pallas/mosaic/pipeline.py.
 """
 from __future__ import annotations
 
@@ -20,13 +25,18 @@ import contextlib
 import numpy as np
 
 from mjax import lax
-from mjax.base import trace_trees
+from mjax.base import trace_trees, tree_util
 from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, MemoryRef,
                                            Squeezed, no_block_spec)
-from mjax.experimental.pallas.memory import _ONE_DMA_SEMAPHORE, async_copy, run_scoped
-from mjax.experimental.pallas.primitives import current_kernel
+from mjax.experimental.pallas.memory import (_ONE_DMA_SEMAPHORE, async_copy, run_scoped,
+                                             sync_copy)
+from mjax.experimental.pallas.pipeline_buffers import (PipelinedRef, Step, keep_unit_dims,
+                                                       next_indices, prev_indices,
+                                                       total_steps)
+from mjax.experimental.pallas.primitives import current_kernel, when
 from mjax.experimental.pallas.ref import Ref, as_ref
 from mjax.specs.ref_slice import Slice
+from mjax.tracing.source_info import named_scope
 
 
 def _flat(specs, n: int, what: str) -> list:
@@ -115,6 +125,125 @@ def _pipeline_grid(ids, grid):
         ctx.pipelines.pop()
 
 
+def _is_spec(x) -> bool:
+    return x is no_block_spec or isinstance(x, BlockSpec)
+
+
+def _spec_groups(specs) -> list:
+    """The body's arguments for `specs`: one per top-level entry, each a pytree of
+    specs (as JAX's pipeline passes the body its refs)."""
+    if specs is None or specs is no_block_spec or isinstance(specs, BlockSpec):
+        return [specs]
+    return list(specs) if isinstance(specs, (list, tuple)) else [specs]
+
+
+def _body_args(groups, views) -> list:
+    out, k = [], 0
+    for g in groups:
+        if _is_spec(g):
+            out.append(views[k])
+            k += 1
+            continue
+        leaves, tree = trace_trees.tree_flatten(g, is_leaf=_is_spec)
+        out.append(tree_util.tree_unflatten(tree, list(views[k:k + len(leaves)])))
+        k += len(leaves)
+    return out
+
+
+def _pipelined(body, grid, specs, flat, n_in, no_pipelining) -> None:
+    """The pipeline over VMEM buffers (pipeline_buffers.py), as JAX's emits it."""
+    ctx = current_kernel("emit_pipeline")
+    refs = [PipelinedRef(s, r, k < n_in, grid, ctx.memory_space(r))
+            for k, (s, r) in enumerate(zip(specs, flat))]
+    stages = max([2] + [r.count for r in refs if r.buffered and getattr(
+        getattr(r.spec, "pipeline_mode", None), "buffer_count", None) is not None])
+    total = total_steps(grid)
+    allocs = [r.allocations for r in refs]
+
+    def run_step(step, ids, r_slots):
+        ids = keep_unit_dims(ids, grid)
+        for r, sl in zip(refs, r_slots):
+            r.set_slots(sl)
+        sched = Step(step, ids, grid, stages, total)
+        with _pipeline_grid(sched.ids, grid):
+            for r in refs:
+                sched.alias(r)
+            if no_pipelining:
+                for r in refs:
+                    if r.is_input:
+                        _sync_block(r, ids, True)
+                views = [r.current() for r in refs]
+                with named_scope("ep_run_kernel"):
+                    body(*views)
+                for r in refs:
+                    if r.is_output:
+                        _sync_block(r, ids, False)
+            else:
+                for phase in (sched.copy_in, sched.wait_in):
+                    for r in refs:
+                        phase(r)
+                views = [r.current() for r in refs]
+                with named_scope("ep_run_kernel"):
+                    body(*views)
+                for phase in (sched.copy_out, sched.wait_out, sched.advance):
+                    for r in refs:
+                        phase(r)
+        return [r.slots() for r in refs], next_indices(ids, grid)
+
+    def scoped(*buffers):
+        buffers = list(buffers)
+        for r, a in zip(refs, allocs):
+            r.bind(buffers[:len(a)])
+            del buffers[:len(a)]
+        init = (0,) * len(grid)
+        if no_pipelining:
+            for r in refs:
+                r.init_slots()
+            lax.fori_loop(0, total, lambda k, c: run_step(k, c[1], c[0]),
+                          ([r.slots() for r in refs], init))
+            return
+
+        def main():
+            sched = Step(0, init, grid, stages, total)
+            for r in refs:
+                r.init_slots()
+            for r in refs:
+                if r.is_input and r.trivial and r.buffered:
+                    sync_copy(r.src, r.window)
+            with _pipeline_grid(sched.ids, grid):
+                for k in range(stages - 1):
+                    for r in refs:
+                        sched.prefetch(r, k)
+            slots, last = lax.fori_loop(0, total, lambda k, c: run_step(k, c[1], c[0]),
+                                        ([r.slots() for r in refs], init))
+            for r, sl in zip(refs, slots):
+                r.set_slots(sl)
+            sched = Step(total - 1, prev_indices(last, grid), grid, stages, total)
+            with _pipeline_grid(sched.ids, grid):
+                for r in refs:
+                    sched.finalize(r)
+            for r in refs:
+                if r.is_output and r.trivial and r.buffered:
+                    sync_copy(r.window, r.src)
+        when(total > 0)(main)
+
+    run_scoped(scoped, *[a for al in allocs for a in al])
+
+
+def _sync_block(r, ids, into: bool) -> None:
+    """A step's block copied in (or out) and waited for (no_pipelining=True)."""
+    window, outer = r.current(), r.src
+    if not r.trivial:
+        dma = r.dma_slice(ids)
+        outer = outer.at[dma]
+        window = window.at[tuple(Slice(0, s.size) for s, d in zip(dma, r.dims)
+                                 if d is not None)]
+    if into:
+        sync_copy(outer, window)
+    else:
+        sync_copy(window, outer)
+
+
 def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_axis=None,
                   core_axis_name=None, dimension_semantics=None, trace_scopes=True,
                   no_pipelining=False, _explicit_indices=False):
@@ -128,6 +257,9 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_ax
         raise NotImplementedError("emit_pipeline(_explicit_indices=True) is not supported "
                                   "by mjax")
     grid = tuple(grid)
+    if any(isinstance(g, (int, np.integer)) and g <= 0 for g in grid):
+        raise ValueError(f"All elements in the grid must be strictly positive, but got "
+                         f"grid={grid}")
 
     def pipeline(*refs, scratches=None, first_cycle=None, last_cycle=None,
                  init_accumulators=None, prefetch=None, postyeet=None, schedule=None,
@@ -157,11 +289,14 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_ax
             with _pipeline_grid(ids, grid):
                 return _step(ids, carry)
 
+        if not any(_is_bounded(s) for s in specs):
+            groups = _spec_groups(in_specs) + _spec_groups(out_specs)
+            _pipelined(lambda *views: body(*_body_args(groups, views), *extra), grid,
+                       specs, flat, n_in, no_pipelining)
+            return
+
         def _step(ids, carry):
             bounded = [k for k, s in enumerate(specs) if _is_bounded(s)]
-            if not bounded:
-                body(*[_block_view(r, s, ids) for r, s in zip(flat, specs)], *extra)
-                return carry
             blocks = {k: _bounded_block(flat[k], specs[k], ids) for k in bounded}
 
             def scoped(*scratch):

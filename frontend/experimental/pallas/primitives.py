@@ -39,6 +39,17 @@ class KernelContext:
         # (indices, grid) of each pltpu.emit_pipeline body being traced, innermost last:
         # program_id/num_programs there answer for the pipeline's grid, as JAX's
         self.pipelines: list = []
+        # id(buffer tracer) -> (tracer, memory space name or None for a default block):
+        # emit_pipeline copies blocks of refs outside VMEM into VMEM buffers, as JAX's
+        self.memory_spaces: dict = {}
+
+    def note_memory_spaces(self, tracers, spaces) -> None:
+        for t, space in zip(tracers, spaces):
+            self.memory_spaces[id(t)] = (t, space)
+
+    def memory_space(self, ref: Ref) -> str | None:
+        hit = self.memory_spaces.get(id(ref.tracer))
+        return None if hit is None else hit[1]
 
     def __enter__(self):
         _kernels.stack.append(self)

@@ -1,0 +1,134 @@
+"""pltpu.emit_pipeline over pl.ANY / HBM refs against JAX 0.10.2 (pipeline_corpus.py):
+mjax's Mosaic module is JAX's (exported for the TPU on this CPU; both bodies decoded as
+test_mosaic_differential.py decodes them, SSA names aside): VMEM buffers of
+`buffer_count` slots with DMA semaphores, the prefetches, waits and write-backs JAX's
+pipeline schedules, copies skipped where a block index repeats. The interpreted values
+are JAX's TPU interpret mode's and NumPy's, in mjax's TPU interpret mode and
+interpret=True.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import jax  # noqa: E402  (the oracle, from the test extra)
+import jax.experimental.pallas.tpu  # noqa: E402,F401
+
+import mjax  # noqa: E402
+from jaxlib.mlir import ir  # noqa: E402
+from jax.experimental import pallas as jpl  # noqa: E402
+from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
+from mjax.dialect.context import context  # noqa: E402
+from mjax.experimental import pallas as pl  # noqa: E402
+from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
+
+from pipeline_corpus import pipeline_corpus  # noqa: E402
+from test_mosaic_differential import (_cpu_as_v5e, _diff, constants_by_value,  # noqa: E402
+                                      custom_calls, decode, jax_tpu_text, normalize)
+
+JAX_KERNELS = pipeline_corpus(jax, jpl, jpltpu)
+MJAX_KERNELS = pipeline_corpus(mjax, pl, pltpu)
+
+
+def _jax_module(name) -> str:
+    f, shapes, _ = JAX_KERNELS[name]
+    # (JAX's pipeline asks the chip for its tiling: the CPU answers as a v5e)
+    with _cpu_as_v5e():
+        text = jax_tpu_text(f, [jax.ShapeDtypeStruct(s, d) for s, d in shapes], export=True)
+    with context():
+        module = ir.Module.parse(text)
+        (call,) = custom_calls(module)
+        return decode(call)[1]
+
+
+def _mjax_module(name) -> str:
+    f, shapes, _ = MJAX_KERNELS[name]
+    avals = [mjax.ShapeDtypeStruct(s, d) for s, d in shapes]
+    text = mjax.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text()
+    with context(), ir.Location.unknown():
+        module = ir.Module.parse(text)
+        (call,) = custom_calls(module)
+        return decode(call)[1]
+
+
+# kernels whose loop has a carry the body passes on unchanged (a slot never advanced: a
+# ref used in place, copied once, or copied synchronously): JAX's lax.scan makes it a
+# constant of the loop (materialized before the scf.for), mjax keeps it an iter_arg; the
+# modules are compared after `canonicalize,cse` (which drops such iter_args), constants
+# by value
+FORWARDED_CARRIES = {"hbm_output", "matched_vmem", "matmul_no_pipelining", "nested",
+                     "trivial_window", "vmem_windows"}
+
+
+@pytest.mark.parametrize("name", sorted(JAX_KERNELS))
+def test_pipeline_module_matches_jax(name):
+    want, got = _jax_module(name), _mjax_module(name)
+    with context():
+        if name in FORWARDED_CARRIES:
+            a, b = (constants_by_value(normalize(t, "canonicalize,cse"))
+                    for t in (want, got))
+        else:
+            a, b = normalize(want), normalize(got)
+    assert a == b, _diff(a, b)
+
+
+def _args(name):
+    rng = np.random.default_rng(0)
+    _, shapes, _ = JAX_KERNELS[name]
+    return [rng.integers(-100, 100, s).astype(d) if np.dtype(d).kind == "i"
+            else rng.standard_normal(s).astype(d) for s, d in shapes]
+
+
+@pytest.mark.parametrize("name", sorted(JAX_KERNELS))
+def test_pipeline_values_match_jax_and_numpy(name):
+    args = _args(name)
+    with _cpu_as_v5e(), jpltpu.force_tpu_interpret_mode():
+        want = [np.asarray(w) for w in jax.tree.leaves(JAX_KERNELS[name][0](*args))]
+    with pltpu.force_tpu_interpret_mode():
+        got = [np.asarray(g) for g in mjax.tree.leaves(MJAX_KERNELS[name][0](*args))]
+    ref = MJAX_KERNELS[name][2](*args)
+    ref = list(ref) if isinstance(ref, tuple) else [ref]
+    assert len(got) == len(want) == len(ref)
+    for g, w, r in zip(got, want, ref):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-3)
+
+
+def test_pipeline_dma_structure():
+    """What the module holds for the matmul (4 x 4 x 4 steps of 128 x 128 blocks): two
+    slots per ref, a semaphore per slot, one prefetch per input before the loop, the
+    loop's input copies, waits and output write-backs, the final waits after it."""
+    text = _mjax_module("matmul")
+    assert len(re.findall(r"memref\.alloca\(\) : memref<2x128x128xf32, "
+                          r"#tpu\.memory_space<vmem>>", text)) == 3
+    assert len(re.findall(r"tpu\.sem_alloc : memref<2x!tpu\.dma_semaphore", text)) == 3
+    loop = text.index("scf.for")
+    before, inside = text[:loop], text[loop:text.index("ep_finalize")]
+    assert before.count("tpu.enqueue_dma") == 2                 # (x's and y's first blocks)
+    assert inside.count("tpu.enqueue_dma") == 3                 # (next x, next y, z out)
+    assert inside.count("tpu.wait_dma2") == 3
+    assert text[text.index("ep_finalize"):].count("tpu.wait_dma2") == 1
+
+
+def test_buffered_slots_and_errors():
+    """pl.Buffered(4) gives an input 4 slots and 3 prefetches before the loop; more than
+    two slots for an output is refused, as JAX refuses it."""
+    text = _mjax_module("buffered_copy")
+    assert "memref<4x128x128xi32, #tpu.memory_space<vmem>>" in text
+    assert "memref<4x!tpu.dma_semaphore" in text
+    assert text[:text.index("scf.for")].count("tpu.enqueue_dma") == 3
+
+    def kernel(x_hbm, o_hbm):
+        pltpu.emit_pipeline(lambda x, o: None, grid=(2,),
+                            in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+                            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0),
+                                                   pipeline_mode=pl.Buffered(3)))(x_hbm, o_hbm)
+    f = pl.pallas_call(kernel, out_shape=mjax.ShapeDtypeStruct((16, 128), np.float32),
+                       in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+                       out_specs=pl.BlockSpec(memory_space=pl.ANY), interpret=True)
+    with pytest.raises(NotImplementedError, match="Buffer count >2 not supported"):
+        f(np.zeros((16, 128), np.float32))
+    with pytest.raises(ValueError, match="strictly positive"):
+        pltpu.emit_pipeline(lambda o: None, grid=(0, 2))
