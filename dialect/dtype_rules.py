@@ -15,6 +15,14 @@ _NARROW_SIGNED = ("int1", "int2", "int4")
 _NARROW_UNSIGNED = ("uint1", "uint2", "uint4")
 
 
+def bitwidth(d) -> int:
+    """Bits per element (int4: 4; JAX's dtypes.itemsize_bits)."""
+    name = np.dtype(d).name
+    if name in _NARROW_SIGNED or name in _NARROW_UNSIGNED:
+        return int(name[-1])
+    return np.dtype(d).itemsize * 8
+
+
 def is_int(d) -> bool:
     return is_signed(d) or is_unsigned(d)
 

@@ -28,23 +28,12 @@ import numpy as np
 
 from mjax.dialect import attributes as A
 from mjax.dialect.core import JaxprOp
+from mjax.dialect.dtype_rules import bitwidth, is_int as is_integer
 from mjax.dialect.types import RefAval, ShapedArray
 
 STOCHASTIC_TARGETS = tuple(np.dtype(t) for t in (
     ml_dtypes.bfloat16, ml_dtypes.float8_e5m2, ml_dtypes.float8_e4m3fn,
     ml_dtypes.float8_e4m3b11fnuz))
-_NARROW = {"int4": 4, "uint4": 4, "int2": 2, "uint2": 2}
-
-
-def bitwidth(dtype) -> int:
-    """Bits of one element (int4: 4, as JAX's dtypes.itemsize_bits)."""
-    dt = np.dtype(dtype)
-    return _NARROW.get(dt.name, dt.itemsize * 8)
-
-
-def is_integer(dtype) -> bool:
-    dt = np.dtype(dtype)
-    return dt.kind in "iu" or dt.name in _NARROW
 
 
 def packing_factor(unpacked, packed) -> int:

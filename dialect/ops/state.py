@@ -38,6 +38,7 @@ import numpy as np
 
 from mjax.dialect import attributes as A
 from mjax.dialect.core import JaxprOp
+from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.types import RefAval, ShapedArray
 
 ATOMIC_KINDS = ("add", "max", "min", "and", "or", "xor", "xchg")
@@ -187,7 +188,7 @@ def bitcast_shape(shape, src, dst, error=TypeError) -> tuple[int, ...]:
     (state/utils.py bitcast): the second-minor dim scaled by the bitwidths' ratio, which
     needs rank >= 2 where they differ (else NotImplementedError in JAX's frontend) and
     a second-minor dim the ratio divides (else ValueError); `error` is raised for both."""
-    a, b = np.dtype(src).itemsize * 8, np.dtype(dst).itemsize * 8
+    a, b = bitwidth(src), bitwidth(dst)           # (int4: 4 bits)
     shape = list(shape)
     if a == b:
         return tuple(shape)

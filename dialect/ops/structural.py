@@ -9,7 +9,8 @@ from mjax.dialect import attributes as A
 from mjax.dialect import dot_algorithms
 from mjax.dialect.core import JaxprOp
 from mjax.dialect.shape_poly import max_dim
-from mjax.dialect.dtype_rules import check_dtype, check_same_dtypes, is_bool, is_complex
+from mjax.dialect.dtype_rules import (bitwidth, check_dtype, check_same_dtypes, is_bool,
+                                      is_complex)
 from mjax.dialect.types import ShapedArray, short_dtype_name
 
 
@@ -51,7 +52,7 @@ class BitcastConvertTypeOp(JaxprOp, name="bitcast_convert_type"):
         check_dtype("bitcast_convert_type", x, "any")
         check_dtype("bitcast_convert_type", ShapedArray((), new_dtype), "any",
                     what="new_dtype")
-        old, new = np.dtype(x.dtype).itemsize, np.dtype(new_dtype).itemsize
+        old, new = bitwidth(x.dtype), bitwidth(new_dtype)     # (int4: 4 bits)
         if old == new:
             shape = x.shape
         elif old > new:

@@ -25,6 +25,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.ops import pallas_tpu as P
 from mjax.dialect.ops.pallas import SEMAPHORE_SPACES, scratch_memory_spaces
 from mjax.dialect.types import aval_of
@@ -322,7 +323,7 @@ TRITON.unsupported(P.RollOp, "pltpu.roll is a TPU op; JAX's Triton lowering has 
 @lowering(P.TpuBitcastOp)
 def _tpu_bitcast_lower(ctx, x, *, dtype):
     a, out = ctx.avals_in[0], ctx.avals_out[0]
-    src, dst = np.dtype(a.dtype).itemsize, np.dtype(dtype).itemsize
+    src, dst = bitwidth(a.dtype), bitwidth(dtype)          # (int4: 4 bits)
     *lead, m, n = a.shape
     r = len(a.shape)
     if src < dst:           # k rows -> one: (.., m/k, k, n) -> (.., m/k, n, k) -> bitcast

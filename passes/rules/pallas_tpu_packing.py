@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from mjax.dialect.dtype_rules import is_signed
 from mjax.dialect.ops import pallas_tpu_packing as PK
 from mjax.dialect.types import aval_of
 from mjax.passes.rules import batch_util as B
@@ -29,11 +30,6 @@ from mjax.passes.rules.sharding import shard_elementwise
 from mjax.passes.rules.tables import JVP, TRANSPOSE, TRITON, lowering
 
 _U32 = np.dtype(np.uint32)
-
-
-def _signed(dtype) -> bool:
-    dt = np.dtype(dtype)
-    return dt.kind == "i" or dt.name in ("int4", "int2")
 
 
 def _shape(x) -> tuple:
@@ -54,7 +50,7 @@ def _u32_bits(x, dtype):
     dt, w = np.dtype(dtype), PK.bitwidth(dtype)
     if not PK.is_integer(dt):
         x = hlo.bitcast_convert(H.ttype(_shape(x), np.dtype(f"uint{w}")), x)
-    elif _signed(dt):                         # (through i32: convert keeps the bits)
+    elif is_signed(dt):                         # (through i32: convert keeps the bits)
         x = hlo.convert(H.ttype(_shape(x), np.int32), x)
     y = hlo.convert(H.ttype(_shape(x), _U32), x)
     return _and(y, (1 << w) - 1) if w < 32 else y
@@ -91,7 +87,7 @@ def _unpack_lower(ctx, x, *, index, packed_dtype, unpacked_dtype):
         f32 = hlo.bitcast_convert(H.ttype(out.shape, np.float32),
                                   hlo.shift_left(field, _c(field, 16)))
         return H.convert(f32, np.dtype(unpacked_dtype))
-    if _signed(packed):                           # sign-extend the field
+    if is_signed(packed):                           # sign-extend the field
         s = hlo.convert(H.ttype(out.shape, np.int32), hlo.shift_left(field, _c(field, 32 - pb)))
         field = hlo.shift_right_arithmetic(s, _c(s, 32 - pb, np.int32))
     return hlo.convert(H.ttype(out.shape, unpacked_dtype), field)

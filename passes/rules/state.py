@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from jaxlib.mlir import ir
 
+from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.ops import indexing as I
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import aval_of
@@ -393,7 +394,7 @@ def _bitcast_view(b, v, dtype):
     state/utils.py bitcast): k narrow rows of a column packed into one wide element
     (the first in the low bits), or one wide element split into k rows."""
     src = aval_of(v.type)
-    a, c = np.dtype(src.dtype).itemsize * 8, dtype.itemsize * 8
+    a, c = bitwidth(src.dtype), bitwidth(dtype)          # (int4: 4 bits)
     *lead, m, n = src.shape if len(src.shape) >= 2 else (None, None)
     if a < c:                    # (..., m, n) -> (..., m/k, n, k) -> (..., m/k, n)
         k = c // a

@@ -32,7 +32,8 @@ I4, U4, I2 = (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4),
 BF16 = np.dtype(ml_dtypes.bfloat16)
 SR_TARGETS = ("bfloat16", "float8_e5m2", "float8_e4m3fn", "float8_e4m3b11fnuz")
 PACK_CONFIGS = [(np.float32, BF16), (np.int32, np.int16), (np.int32, np.int8),
-                (np.int32, I4), (np.int16, np.int8), (np.int8, I4), (np.int16, I4)]
+                (np.int32, I4), (np.int16, np.int8), (np.int8, I4), (np.int16, I4),
+                (I4, I2)]
 
 
 def _bits(dtype) -> int:
@@ -103,6 +104,56 @@ def corpus(J, pl, pltpu) -> dict:
                                             J.ShapeDtypeStruct(x.shape, jnp.float32)))(x)
     K["int4_casts"] = (int4_to_uint4, [((16, 128), I4)])
 
+    for dt in (I4, U4):                    # JAX's tpu_pallas_test sub-byte kernels
+        def add(x):
+            def k(x_ref, y_ref):
+                y_ref[...] = x_ref[...] + x_ref[...]
+            return call(k, x.shape, x.dtype)(x)
+        K[f"{dt.name}_vector_addition"] = (add, [((128, 16), dt)])
+
+        def select(c, x):
+            def k(c_ref, x_ref, o_ref):
+                o_ref[...] = jnp.where(c_ref[...], x_ref[...], 0)
+            return call(k, x.shape, x.dtype)(c, x)
+        K[f"{dt.name}_bool_select"] = (select, [((8, 128), np.bool_), ((8, 128), dt)])
+
+    def scalar_load_upcast(x):
+        def k(x_ref, o_ref):
+            o_ref[0, 0] = x_ref[0, 0].astype(o_ref.dtype)
+        return pl.pallas_call(k, in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM)],
+                              out_specs=pl.BlockSpec(memory_space=pltpu.SMEM),
+                              out_shape=J.ShapeDtypeStruct((1, 1), jnp.int32))(x)
+    K["int4_scalar_load_upcast"] = (scalar_load_upcast, [((1, 1), I4)])
+
+    def scalar_indirect_load(x):
+        def k(x_ref, o_ref):
+            o_ref[0, 0] = x_ref[0, x_ref[0, 0].astype(jnp.int32)].astype(o_ref.dtype)
+        return pl.pallas_call(k, in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM)],
+                              out_specs=pl.BlockSpec(memory_space=pltpu.SMEM),
+                              out_shape=J.ShapeDtypeStruct((1, 1), jnp.int32))(x)
+    K["int4_scalar_indirect_load"] = (scalar_indirect_load, [((1, 4), I4)])
+
+    for axis, shape in ((0, (8, 3, 256)), (1, (16, 256))):
+        def roll(x, axis=axis):
+            def k(x_ref, o_ref):
+                o_ref[...] = pltpu.roll(x_ref[...], shift=3, axis=axis)
+            return call(k, x.shape, x.dtype)(x)
+        K[f"int4_roll_axis{axis}"] = (roll, [(shape, I4)])
+
+    def bitcasts(x):                       # int4 <-> int32/int8 bits: pltpu.bitcast
+        def k(x_ref, w_ref, b_ref):
+            w_ref[...] = pltpu.bitcast(x_ref[...], jnp.int32)
+            b_ref[...] = pltpu.bitcast(x_ref[...], jnp.int8)
+        return pl.pallas_call(k, out_shape=(J.ShapeDtypeStruct((8, 128), jnp.int32),
+                                            J.ShapeDtypeStruct((32, 128), jnp.int8)))(x)
+    K["int4_bitcasts"] = (bitcasts, [((64, 128), I4)])
+
+    def ref_bitcast(x):                    # an int4 ref's bits read as int32 (Ref.bitcast)
+        def k(x_ref, o_ref):
+            o_ref[...] = x_ref.bitcast(jnp.int32)[...]
+        return call(k, (8, 128), jnp.int32)(x)
+    K["int4_ref_bitcast"] = (ref_bitcast, [((64, 128), I4)])
+
     for name, eq, shape, out, sizes in (
             ("split", "a(bc)->abc", (8, 256), (8, 2, 128), {"b": 2}),
             ("merge", "abc->a(bc)", (8, 2, 128), (8, 256), {}),
@@ -118,9 +169,15 @@ def corpus(J, pl, pltpu) -> dict:
 
 JAX_KERNELS = corpus(jax, jpl, jpltpu)
 MJAX_KERNELS = corpus(mjax, pl, pltpu)
-# JAX's broadcast_in_dim of a (1, n) block to (m, n) adds a vector.shape_cast of the
-# block to its own shape, which canonicalize folds
-CANONICALIZE = {"int4_row_broadcast"}
+# kernel -> how JAX's Mosaic differs from mjax's before canonicalize,cse (which folds it)
+CANONICALIZE = {
+    "int4_row_broadcast": "JAX's broadcast_in_dim of a (1, n) block to (m, n) adds a "
+                          "vector.shape_cast of the block to its own shape",
+    "int4_bool_select": "JAX's jnp.where passes the literal 0 into its _where jit as an "
+                        "i32 and converts it there (arith.constant : i32, arith.trunci); "
+                        "mjax's literal is an int4 constant (the same for int8)",
+    "uint4_bool_select": "the same",
+}
 
 
 def _mosaic(J, f, shapes, **kw):
@@ -151,6 +208,8 @@ def test_mosaic_matches_jax(name):
 
 
 def _args(name, seed=0):
+    if name == "int4_scalar_indirect_load":          # (JAX's test's: in-bounds indices)
+        return [np.array([[3, 0, 0, 1]], I4)]
     rng = np.random.default_rng(seed)
     out = []
     for s, d in JAX_KERNELS[name][1]:
@@ -201,7 +260,13 @@ def test_pack_unpack_interpreted_values(src, dst):
     np.testing.assert_array_equal(got.astype(np.uint64), want)
     n = _bits(src) // _bits(dst)
     (back,) = _mjax_interpret(f"unpack_{tag}", [got])
-    np.testing.assert_array_equal(back, xs[n - 1].astype(dst).astype(src))
+    if np.dtype(dst) == BF16:
+        want = xs[n - 1].astype(dst).astype(src)
+    else:                                # (wrapped to dst's range; ml_dtypes has no int4
+        pb = _bits(dst)                  # -> int2 cast)
+        v = xs[n - 1].astype(np.int64) & ((1 << pb) - 1)
+        want = np.where(v >= 1 << (pb - 1), v - (1 << pb), v).astype(src)
+    np.testing.assert_array_equal(back, want)
     _refused_by_jax_interpreter(f"pack_{tag}", [xs])
     _refused_by_jax_interpreter(f"unpack_{tag}", [got])
 
@@ -236,19 +301,58 @@ def test_stochastic_round_interpreted_values(target):
     _refused_by_jax_interpreter(name, [x, bits.astype(np.uint32)])
 
 
+# kernel -> the error JAX's TPU interpreter stops with (mjax's values are checked
+# against NumPy only)
+JAX_INTERPRETER_FAILS = {
+    "int4_ref_bitcast": "'BitcastTransform' object has no attribute 'indices'",
+}
+
+
+def _rows_packed(x, dtype):
+    """NumPy: k = bits(dtype) / bits(x) rows of each column packed into one element of
+    `dtype`, the first row in the low bits (pltpu.bitcast's layout)."""
+    xb, k = _bits(x.dtype), _bits(dtype) // _bits(x.dtype)
+    fields = (x.astype(np.int64) & ((1 << xb) - 1)).astype(np.uint64)
+    fields = fields.reshape(x.shape[0] // k, k, x.shape[1])
+    words = sum(fields[:, j] << np.uint64(j * xb) for j in range(k))
+    return words.astype(np.dtype(f"uint{_bits(dtype)}")).view(dtype)
+
+
 @pytest.mark.parametrize("name", ["int4_upcast_matmul", "uint4_upcast_matmul",
+                                  "int4_vector_addition", "uint4_vector_addition",
+                                  "int4_bool_select", "uint4_bool_select",
+                                  "int4_scalar_load_upcast", "int4_scalar_indirect_load",
+                                  "int4_roll_axis0", "int4_roll_axis1", "int4_bitcasts",
+                                  "int4_ref_bitcast",
                                   "int4_row_broadcast", "int4_store", "int4_casts",
                                   "einshape_split", "einshape_merge",
                                   "einshape_transpose", "einshape_split_merge"])
 def test_interpreted_values_match_jax(name):
     args = _args(name)
-    got, want = _mjax_interpret(name, args), _jax_interpret(name, args)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype
-        np.testing.assert_array_equal(g, w)
-    x = args[0]
+    got = _mjax_interpret(name, args)
+    if name in JAX_INTERPRETER_FAILS:
+        with pytest.raises(Exception, match=JAX_INTERPRETER_FAILS[name]):
+            _jax_interpret(name, args)
+    else:
+        want = _jax_interpret(name, args)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+    x = args[-1]
+    wide = x.astype(np.int32)
     expect = {
+        "int4_vector_addition": lambda: [(wide + wide).astype(I4)],
+        "uint4_vector_addition": lambda: [((wide + wide) & 15).astype(U4)],
+        "int4_bool_select": lambda: [np.where(args[0], x, np.zeros((), x.dtype))],
+        "uint4_bool_select": lambda: [np.where(args[0], x, np.zeros((), x.dtype))],
+        "int4_scalar_load_upcast": lambda: [wide],
+        "int4_scalar_indirect_load": lambda: [wide[:1, wide[0, 0] % 4][:, None]],
+        "int4_roll_axis0": lambda: [np.roll(x, 3, 0)],
+        "int4_roll_axis1": lambda: [np.roll(x, 3, 1)],
+        "int4_ref_bitcast": lambda: [_rows_packed(x, np.int32)],
+        "int4_bitcasts": lambda: [_rows_packed(x, np.int32),
+                                  _rows_packed(x, np.int8)],
         "int4_upcast_matmul": lambda: [x.astype(np.int32) @ x.astype(np.int32)],
         "uint4_upcast_matmul": lambda: [x.astype(np.int32) @ x.astype(np.int32)],
         "int4_row_broadcast": lambda: [np.broadcast_to(x[3:4].astype(np.int32),
@@ -316,3 +420,15 @@ def test_einshape_outside_kernels_matches_jax():
         np.testing.assert_array_equal(np.asarray(mjax.jit(
             lambda v, eq=eq, sizes=sizes: pltpu.einshape(eq, v, **sizes))(x)), want)
 
+
+
+def test_int4_bitcast_convert_type_matches_jax():
+    """lax.bitcast_convert_type counts int4 as 4 bits (8 to an int32), as JAX's."""
+    x = np.arange(-8, 8, dtype=np.int8).astype(I4).reshape(2, 8)
+    w = np.array([0x12345678, -1], np.int32)
+    for f, arg in ((lambda L, v: L.bitcast_convert_type(v, np.int32), x),
+                   (lambda L, v: L.bitcast_convert_type(v, I4), w)):
+        want = np.asarray(f(jax.lax, arg))
+        got = np.asarray(f(mjax.lax, arg))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)

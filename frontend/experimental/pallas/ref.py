@@ -14,6 +14,7 @@ import numpy as np
 
 from mjax import lax
 from mjax import ref as array_refs
+from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.ops import state as S
 from mjax.tracing.core import Tracer, bind
 from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE, VIEW_START
@@ -187,7 +188,7 @@ def bitcast_view_shape(shape, src, dst) -> tuple[int, ...]:
     changes, ValueError where the ratio does not divide the second-minor dim, and
     IndexError for a rank-0 or rank-1 view of the same bitwidth (JAX's rule scales the
     second-minor dim whether the bitwidth changes or not)."""
-    a, b = np.dtype(src).itemsize * 8, np.dtype(dst).itemsize * 8
+    a, b = bitwidth(src), bitwidth(dst)                   # (int4: 4 bits)
     if a != b and len(shape) < 2:
         raise NotImplementedError("Bitcast 1D ref with bitwidth change is not supported.")
     if len(shape) < 2:

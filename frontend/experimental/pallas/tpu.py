@@ -327,7 +327,7 @@ def bitcast(x, ty):
     x = jnp.asarray(x)
     if x.ndim < 2:
         raise ValueError("Not implemented: bitcast 1D")
-    src, dst = np.dtype(x.dtype).itemsize * 8, np.dtype(ty).itemsize * 8
+    src, dst = dtypes.itemsize_bits(x.dtype), dtypes.itemsize_bits(ty)   # (int4: 4)
     if x.shape[-2] * src % dst:
         raise ValueError("Not implemented: the 2nd minor dim can not be perfectly packed "
                          "or unpacked")
