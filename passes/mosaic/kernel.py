@@ -37,8 +37,8 @@ from mjax.passes.kernel_lowering.types import op_params
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, full, materialize,
                                       ref_type)
+from mjax.passes.mosaic.scopes import Scopes, kernel_root, op_stack
 from mjax.passes.registry import op_error
-from mjax.passes.rules.op_names import SCOPES, TRANSFORMS
 
 # The TPU dialect joins the one mjax context: kernels are built, serialized and printed
 # there (func/arith/math/vector/scf/memref are already loaded).
@@ -61,7 +61,7 @@ class KernelLowering(KernelInterpreter):
         super().__init__(module, grid)
         self.target_version = target_version
         self.compiler_params: dict = {}
-        self.scope_base: tuple = ()     # (lower_block: what op scopes are relative to)
+        self.scope_base = Scopes()      # (lower_block: what op scopes are relative to)
         self.key_refs: list = []        # (the memrefs of key arrays' blocks: their data)
 
     @property
@@ -87,7 +87,7 @@ class KernelLowering(KernelInterpreter):
             rule = rule_for(op)
             if op.name == "jaxpr.constant":        # (JAX's literals are no equations)
                 return rule
-            scopes = op_scopes(op)
+            scopes = op_stack(op, base)
             inner = scopes[len(base):] if scopes[:len(base)] == base else ()
 
             def run(op, operands):
@@ -118,22 +118,6 @@ class KernelLowering(KernelInterpreter):
 # _ensure_mlir_value, not skipped for them)
 _LITERALS_FIRST = frozenset(f"jaxpr.{n}" for n in ("eq", "ne", "lt", "le", "gt", "ge",
                                                    "select_n"))
-
-
-def op_scopes(op: ir.Operation) -> tuple:
-    """The named scopes `op` was traced under, outermost first; the transformations
-    that wrap a name (`vmap(outer)/inner`, passes/name_stacks.py) are no scopes of a
-    kernel (JAX's transformed kernels keep their scopes as traced)."""
-    path = SCOPES.get(op.location.attr)
-    if not path:
-        return ()
-    head, *rest = path.split("/")
-    while True:
-        name, paren, inner = head.partition("(")
-        if not (paren and name in TRANSFORMS and inner.endswith(")")):
-            break
-        head = inner[:-1]
-    return tuple(n for n in (head, *rest) if n)
 
 
 def _retrace(old: tuple, new: tuple) -> tuple:
@@ -252,7 +236,7 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
     # for run_scoped, so what its body computes stays, as emit_pipeline's index arithmetic)
     remove_dead_ops(kernel, keep_inside=("jaxpr.run_scoped",))
     kl = KernelLowering(module, grid, target_version)
-    kl.scope_base = op_scopes(call)   # (JAX traces the kernel outside the caller's scopes)
+    kl.scope_base = kernel_root(call)   # (JAX traces the kernel outside the caller's scopes)
     cp = params.get("compiler_params")
     kl.compiler_params = cp if isinstance(cp, dict) else {}
     i32 = ir.IntegerType.get_signless(32)

@@ -89,7 +89,39 @@ def forms(J, pl, pltpu) -> dict:
             row(i)
     K["jit_closure"] = (lambda x: pl.pallas_call(jit_closure_kernel, out_shape=(
         J.ShapeDtypeStruct(x.shape, x.dtype)))(x), [((8, 128), np.float32)])
+
+    def vmap_scopes_kernel(x_ref, o_ref):   # vmap inside a kernel: trace_start "vmap"
+        def f(r):
+            with J.named_scope("inner"):
+                return r * 2.0
+        with J.named_scope("outer"):        # (outer, vmap, inner: as entered)
+            y = J.vmap(f)(x_ref[...])
+        o_ref[...] = J.vmap(J.vmap(lambda v: v + 1.0))(y)
+    K["vmap_in_kernel_scopes"] = (lambda x: pl.pallas_call(vmap_scopes_kernel, out_shape=(
+        J.ShapeDtypeStruct(x.shape, x.dtype)))(x), [((8, 128), np.float32)])
+
+    def vmap_axes_kernel(x_ref, o_ref):     # (in a vmapped pallas_call: its vmap is not)
+        o_ref[...] = J.vmap(J.vmap(lambda w: w * 3.0), in_axes=1, out_axes=1)(x_ref[...])
+    K["vmap_in_vmapped_kernel"] = (J.vmap(lambda x: pl.pallas_call(
+        vmap_axes_kernel, out_shape=J.ShapeDtypeStruct((8, 128), jnp.float32))(x)),
+        [((2, 8, 128), np.float32)])
+
+    def bitcast_vmap_kernel(x_ref, o_ref):  # (JAX's tpu_ops_test test_bitcast_vmap, axis 0)
+        o_ref[...] = J.vmap(functools.partial(pltpu.bitcast, ty=jnp.uint8))(x_ref[...])
+    K["bitcast_vmap"] = (lambda x: pl.pallas_call(bitcast_vmap_kernel, out_shape=(
+        J.ShapeDtypeStruct((2, 64, 128), jnp.uint8)))(x), [((2, 16, 128), np.uint32)])
     return K
+
+
+def bitcast_vmap_axis1(J, pl, pltpu, out_shape):
+    """JAX's test_bitcast_vmap with axis 1: a vmap over the second-minor dim."""
+    jnp = J.numpy
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = J.vmap(functools.partial(pltpu.bitcast, ty=jnp.uint8), in_axes=1,
+                            out_axes=1)(x_ref[...])
+    return lambda x: pl.pallas_call(kernel, out_shape=J.ShapeDtypeStruct(out_shape,
+                                                                          jnp.uint8))(x)
 
 
 def refused(J, pl, pltpu) -> dict:

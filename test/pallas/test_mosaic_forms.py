@@ -18,7 +18,7 @@ from mjax.dialect.context import context  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 
-from mosaic_corpus_forms import forms, refused  # noqa: E402
+from mosaic_corpus_forms import bitcast_vmap_axis1, forms, refused  # noqa: E402
 from test_mosaic_differential import (_cpu_as_v5e, _diff, custom_calls, decode,  # noqa: E402
                                       jax_tpu_text, normalize)
 
@@ -133,3 +133,27 @@ def test_jit_closure_interpreted_values():
         np.testing.assert_array_equal(np.asarray(JAX_FORMS["jit_closure"][0](x)), want)
     with pltpu.force_tpu_interpret_mode():
         np.testing.assert_array_equal(np.asarray(MJAX_FORMS["jit_closure"][0](x)), want)
+
+
+def _np_bitcast_u8(x):
+    """NumPy's pltpu.bitcast of u32 (.., m, n) to u8 (.., 4m, n): each row's words give
+    4 rows of bytes, the lowest first."""
+    b = x[..., None].view(np.uint8)                      # (.., m, n, 4)
+    return np.moveaxis(b, -1, -2).reshape(*x.shape[:-2], 4 * x.shape[-2], x.shape[-1])
+
+
+def test_vmap_in_kernels_interpreted_values():
+    """vmap inside kernels (scopes, nested, in a vmapped kernel, of pltpu.bitcast) in both
+    libraries' TPU interpret modes: NumPy's values."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 128)).astype(np.float32)
+    x3 = rng.standard_normal((2, 8, 128)).astype(np.float32)
+    w = rng.integers(0, 2**32, (2, 16, 128), dtype=np.uint64).astype(np.uint32)
+    cases = [("vmap_in_kernel_scopes", x, x * 2 + 1), ("vmap_in_vmapped_kernel", x3, x3 * 3),
+             ("bitcast_vmap", w, _np_bitcast_u8(w))]
+    for name, arg, want in cases:
+        with jpltpu.force_tpu_interpret_mode():
+            np.testing.assert_array_equal(np.asarray(JAX_FORMS[name][0](arg)), want)
+        with pltpu.force_tpu_interpret_mode():
+            np.testing.assert_array_equal(np.asarray(MJAX_FORMS[name][0](arg)), want)
+
