@@ -28,12 +28,12 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.ops import pallas_tpu as P
 from mjax.dialect.ops.pallas import SEMAPHORE_SPACES, scratch_memory_spaces
-from mjax.dialect.types import aval_of
+from mjax.dialect.types import RefAval, aval_of
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.sharding import shard_elementwise
-from mjax.passes.rules.state import _padded, _read, _unpadded, _write
+from mjax.passes.rules.state import _bitcast_view, _padded, _read, _unpadded, _write
 from mjax.passes.rules.tables import (BATCH, DISCHARGE_NESTED, JVP, LOWER, SHARD, TRANSPOSE,
                                       TRITON, lowering)
 
@@ -82,7 +82,11 @@ def _sem_add(b, sem, idx, delta):
 def _window(b, ref, starts, sizes, squeezed, levels, dyn=()):
     """(starts, sizes, squeezed) of the one window a (chained) view of `ref` is; a
     dynamic size (DYNAMIC_SIZE) is its i32 value from `dyn`."""
-    shape = aval_of(ref.type).shape
+    return _fold_window(b, aval_of(ref.type).shape, starts, sizes, squeezed, levels, dyn)
+
+
+def _fold_window(b, shape, starts, sizes, squeezed, levels, dyn=()):
+    """_window over a view of `shape`."""
     out_starts, out_sizes, out_sq = [], [], []
     for d, (at, size, sq, pos) in enumerate(P.fold_view(shape, levels, sizes, squeezed)):
         start = starts[at[0]]
@@ -134,6 +138,51 @@ def _bounded_copy(b, src, sw, dst, dw, add):
     return _unpadded(b, _write(b, padded, dw[0], full, (), value), d_shape)
 
 
+def _transformed(b, ref, starts, sizes, squeezed, levels, transform):
+    """A reshaped/bitcast DMA view (dialect: transformed_levels): (the window of `ref`
+    the view is made from, the new shape and dtype, the window of that the view is)."""
+    at, reshape, bitcast = transform
+    a = aval_of(ref.type)
+    per, _, _ = P.transformed_levels(RefAval(a.shape, a.dtype), levels, sizes, squeezed,
+                                     at, reshape, bitcast)
+    n = sum(tuple(levels)[:at])
+    if at:
+        base = _fold_window(b, a.shape, starts[:n], sizes[:n],
+                            [k for k in squeezed if k < n], tuple(levels)[:at])
+    else:
+        base = ([b.constant(np.int32(0))] * len(a.shape), tuple(a.shape), ())
+    post = _fold_window(b, per[at][0].shape, starts[n:], sizes[n:],
+                        [k - n for k in squeezed if k >= n], tuple(levels)[at:])
+    return base, (reshape, bitcast), post
+
+
+def _view_read(b, x, view):
+    base, (reshape, bitcast), post = view
+    v = _read(b, x, *base)
+    if reshape:
+        v = b.reshape(v, new_sizes=tuple(reshape))
+    if bitcast is not None:
+        v = _bitcast_view(b, v, np.dtype(bitcast))
+    return _read(b, v, *post)
+
+
+def _view_write(b, x, view, value):
+    """`x` with `value` written through the view: its part read, the view's window
+    written, bitcast back (the inverse packing) and reshaped back, written into `x`."""
+    base, (reshape, bitcast), post = view
+    old = _read(b, x, *base)
+    v = old
+    if reshape:
+        v = b.reshape(v, new_sizes=tuple(reshape))
+    if bitcast is not None:
+        v = _bitcast_view(b, v, np.dtype(bitcast))
+    v = _write(b, v, *post, value)
+    if bitcast is not None:
+        v = _bitcast_view(b, v, np.dtype(aval_of(x.type).dtype))
+    v = b.reshape(v, new_sizes=aval_of(old.type).shape)
+    return _write(b, x, *base, v)
+
+
 def _dma_start(d, op):
     p = op.opview.params
     env = d.env
@@ -145,6 +194,25 @@ def _dma_start(d, op):
     starts = [[_i32(b, env[s]) for s in st] for st in starts]
     dyn = [[env[v] for v in x] for x in dyn]
     src, dst = env[refs[0]], env[refs[1]]
+    views = [(p[f"{e}_view_at"], p[f"{e}_reshape"], p[f"{e}_bitcast"])
+             for e in ("src", "dst")]
+    if views[0][0] >= 0 or views[1][0] >= 0:
+        if dyn[0] or dyn[1]:
+            raise NotImplementedError("a DMA between a reshaped or bitcast view and a "
+                                      "window of traced size is not supported by mjax")
+        sv, dv = (_transformed(b, refs[k], starts[k], p[f"{e}_sizes"], p[f"{e}_squeezed"],
+                               p[f"{e}_levels"], views[k]) if views[k][0] >= 0 else
+                  ((*_window(b, refs[k], starts[k], p[f"{e}_sizes"], p[f"{e}_squeezed"],
+                             p[f"{e}_levels"], dyn[k]),), ((), None), None)
+                  for k, e in enumerate(("src", "dst")))
+        value = _view_read(b, src, sv) if sv[2] is not None else _read(b, src, *sv[0])
+        if p["add"]:
+            old = _view_read(b, dst, dv) if dv[2] is not None else _read(b, dst, *dv[0])
+            value = b.add(old, value)
+        env[refs[1]] = (_view_write(b, dst, dv, value) if dv[2] is not None
+                        else _write(b, dst, *dv[0], value))
+        _signal(b, env, p, refs, starts)
+        return
     sw = _window(b, refs[0], starts[0], p["src_sizes"], p["src_squeezed"],
                  p["src_levels"], dyn[0])
     window = _window(b, refs[1], starts[1], p["dst_sizes"], p["dst_squeezed"],
@@ -156,6 +224,11 @@ def _dma_start(d, op):
         if p["add"]:
             value = b.add(_read(b, dst, *window), value)
         env[refs[1]] = _write(b, dst, *window, value)
+    _signal(b, env, p, refs, starts)
+
+
+def _signal(b, env, p, refs, starts) -> None:
+    """A DMA's semaphores signalled (+1)."""
     one = b.constant(np.int32(1))
     for k in range(2, len(refs)):      # dst_sem, then src_sem (the same ref may be both)
         which = "dst" if k == 2 else "src"
@@ -341,8 +414,12 @@ def _tpu_bitcast_lower(ctx, x, *, dtype):
 
 @B.batch_rule(P.TpuBitcastOp)
 def _tpu_bitcast_batch(b, args, dims, *, dtype):
-    # (JAX's rule: the batched array bitcast as it is, its batch dim where it was)
+    # JAX's rule: the batched array bitcast as it is, its batch dim where it was. A batch
+    # dim among the two minor ones would be packed with the rows (JAX's rule changes its
+    # size there): it moves to the front first, so each example is bitcast alone
     (x,), (xd,) = args, dims
+    if xd >= B.rank(x) - 2:
+        x, xd = B.moveaxis(b, x, xd, 0), 0
     return b.emit(P.TpuBitcastOp, x, dtype=dtype), [xd]
 
 

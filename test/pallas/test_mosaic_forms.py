@@ -157,3 +157,21 @@ def test_vmap_in_kernels_interpreted_values():
         with pltpu.force_tpu_interpret_mode():
             np.testing.assert_array_equal(np.asarray(MJAX_FORMS[name][0](arg)), want)
 
+
+def test_bitcast_vmap_over_a_minor_dim():
+    """vmap of pltpu.bitcast over the second-minor dim (JAX's test_bitcast_vmap, axis 1):
+    JAX's batching rule bitcasts the batched array as it is, so the batch dim grows from
+    16 to 64 and the result is (2, 64, 128), the bytes of each example's rows mixed with
+    the batch; mjax's vmap keeps its meaning, each example (2, 128) bitcast alone to
+    (8, 128), the batch of 16 at axis 1: (8, 16, 128), as NumPy per example."""
+    w = np.random.default_rng(1).integers(0, 2**32, (2, 16, 128),
+                                          dtype=np.uint64).astype(np.uint32)
+    with jpltpu.force_tpu_interpret_mode():
+        theirs = np.asarray(bitcast_vmap_axis1(jax, jpl, jpltpu, (2, 64, 128))(w))
+    np.testing.assert_array_equal(theirs, _np_bitcast_u8(w))     # (JAX's batch rule)
+    with pltpu.force_tpu_interpret_mode():
+        ours = np.asarray(bitcast_vmap_axis1(mjax, pl, pltpu, (8, 16, 128))(w))
+    want = np.stack([_np_bitcast_u8(w[:, b]) for b in range(16)], axis=1)
+    np.testing.assert_array_equal(ours, want)
+    with pytest.raises(ValueError, match="Invalid shape for `swap`"):     # (its shape)
+        bitcast_vmap_axis1(mjax, pl, pltpu, (2, 64, 128))(w)
