@@ -369,23 +369,24 @@ def trim_zeros(filt, trim="fb", axis=None):
 
 
 def block(arrays):
-    """An array assembled from nested lists of blocks. JAX: jnp.block."""
-    def depth(x):
-        return 1 + max((depth(y) for y in x), default=0) if isinstance(x, list) else 0
-    d = depth(arrays)
-
-    def rank(x):
-        return max(rank(y) for y in x) if isinstance(x, list) else ndim(x)
-    out_ndim = max(rank(arrays), d)
-
-    def assemble(x, level):
+    """An array assembled from nested lists of blocks: the innermost lists joined along
+    the last axis, the next ones along the second-last, ...; each level first gives its
+    blocks leading unit dims up to its depth (JAX's order of ops). JAX: jnp.block."""
+    def assemble(x):
+        if isinstance(x, tuple):
+            raise ValueError(f"jax.numpy.block does not allow tuples, got {x}")
         if not isinstance(x, list):
-            x = asarray(x)
-            return reshape(x, (1,) * (out_ndim - x.ndim) + x.shape)
+            return asarray(x), 1
         if not x:
-            raise ValueError("Lists cannot be empty")
-        return concatenate([assemble(y, level + 1) for y in x], axis=level - d)
-    return assemble(arrays, 0) if isinstance(arrays, list) else asarray(arrays)
+            raise ValueError("jax.numpy.block does not allow empty list arguments")
+        parts, depths = zip(*(assemble(y) for y in x))
+        if any(d != depths[0] for d in depths):
+            raise ValueError("Mismatched list depths in jax.numpy.block")
+        rank = max(depths[0], max(p.ndim for p in parts))
+        parts = [lax.broadcast(p, (1,) * (rank - p.ndim)) if p.ndim < rank else p
+                 for p in parts]
+        return concatenate(parts, axis=-depths[0]), depths[0] + 1
+    return assemble(arrays)[0]
 
 
 def rot90(m, k=1, axes=(0, 1)):

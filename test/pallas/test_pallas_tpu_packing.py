@@ -7,6 +7,7 @@ asserted too).
 """
 from __future__ import annotations
 
+import contextlib
 import re
 
 import ml_dtypes
@@ -23,6 +24,7 @@ from jaxlib.mlir import ir  # noqa: E402
 from mjax.dialect.context import context  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
+from mjax.experimental.pallas import tpu_info as mjax_tpu_info  # noqa: E402
 
 from test_mosaic_differential import (_cpu_as_v5e, _diff, constants_by_value,  # noqa: E402
                                       custom_calls, decode, jax_tpu_text, normalize)
@@ -158,12 +160,20 @@ def corpus(J, pl, pltpu) -> dict:
             ("split", "a(bc)->abc", (8, 256), (8, 2, 128), {"b": 2}),
             ("merge", "abc->a(bc)", (8, 2, 128), (8, 256), {}),
             ("transpose", "ab->ba", (128, 256), (256, 128), {}),
-            ("split_merge", "(ab)c->a(bc)", (16, 128), (8, 256), {"a": 8})):
+            ("split_merge", "(ab)c->a(bc)", (16, 128), (8, 256), {"a": 8}),
+            # several steps that keep (8, 128) tiles whole: JAX moves whole tiles
+            ("tiles_split_transpose", "a(bc)->bac", (8, 256), (2, 8, 128), {"b": 2}),
+            ("tiles_rows_to_lanes", "(ab)c->b(ac)", (16, 128), (8, 256), {"a": 2}),
+            ("tiles_3d", "ab(cd)->(ca)bd", (2, 8, 512), (8, 8, 128), {"c": 4}),
+            ("tiles_major", "a(bc)d->b(ac)d", (3, 32, 128), (2, 48, 128), {"b": 2}),
+            ("tiles_bf16", "(ab)cd->b(ac)d", (4, 16, 256), (2, 32, 256), {"a": 2})):
+        dt = "bfloat16" if name.endswith("bf16") else np.float32
+
         def es(x, eq=eq, out=out, sizes=sizes):
             def k(x_ref, o_ref):
                 o_ref[...] = pltpu.einshape(eq, x_ref[...], **sizes)
-            return call(k, out, jnp.float32)(x)
-        K[f"einshape_{name}"] = (es, [(shape, np.float32)])
+            return call(k, out, x.dtype)(x)
+        K[f"einshape_{name}"] = (es, [(shape, dt)])
     return K
 
 
@@ -180,13 +190,30 @@ CANONICALIZE = {
 }
 
 
-def _mosaic(J, f, shapes, **kw):
+@contextlib.contextmanager
+def _mjax_cpu_as_v5e():
+    """mjax's get_tpu_info answers for the CPU as for a TPU v5e core (its registry of
+    device kinds, as _cpu_as_v5e tells JAX's), for this block only."""
+    added = "cpu" not in mjax_tpu_info.registry
+    if added:
+        mjax_tpu_info.registry["cpu"] = lambda: mjax_tpu_info.get_tpu_info_for_chip(
+            mjax_tpu_info.ChipVersion.TPU_V5E, 1)
+    try:
+        yield
+    finally:
+        if added:
+            del mjax_tpu_info.registry["cpu"]
+
+
+def _mosaic(J, f, shapes):
+    """(custom call attributes, Mosaic text) of `f` lowered for a TPU v5e."""
     avals = [J.ShapeDtypeStruct(s, d) for s, d in shapes]
     if J is jax:
         with _cpu_as_v5e():                # (einshape asks the chip's tiling)
             text = jax_tpu_text(f, avals, export=True)
     else:
-        text = J.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text()
+        with _mjax_cpu_as_v5e():
+            text = J.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text()
     with context(), ir.Location.unknown():
         module = ir.Module.parse(text)
         (call,) = custom_calls(module)
@@ -432,3 +459,37 @@ def test_int4_bitcast_convert_type_matches_jax():
         got = np.asarray(f(mjax.lax, arg))
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in JAX_KERNELS if n.startswith("einshape")))
+def test_einshape_interpreted_values(name):
+    """In interpret mode on a TPU-less machine both libraries run the general kernel;
+    with the chip told (v5e), mjax traces the whole-tile kernel: the same values as
+    JAX's interpreter and JAX's einshape outside kernels."""
+    (x,) = _args(name)
+    want = _jax_interpret(name, [x])
+    got = _mjax_interpret(name, [x])
+    with _mjax_cpu_as_v5e():
+        tiles = _mjax_interpret(name, [x])
+    for g in (got, tiles):
+        assert g[0].dtype == want[0].dtype
+        np.testing.assert_array_equal(g[0], want[0])
+
+
+def test_einshape_assert_tile_preserving_is_jax_error():
+    """A two-step equation that splits the sublane tile, asserted tile preserving: JAX's
+    TPU lowering and mjax's kernel trace raise the same ValueError."""
+    def kernel(J, P, x):
+        def k(x_ref, o_ref):
+            o_ref[...] = P.einshape("(ab)c->a(bc)", x_ref[...], assert_is_tile_preserving=True,
+                                    a=8)
+        return J.experimental.pallas.pallas_call(
+            k, out_shape=J.ShapeDtypeStruct((8, 256), J.numpy.float32))(x)
+    aval = [((16, 128), np.float32)]
+    with pytest.raises(ValueError, match="Tile preserving check failed") as want:
+        _mosaic(jax, lambda x: kernel(jax, jpltpu, x), aval)
+    with pytest.raises(ValueError) as got:
+        _mosaic(mjax, lambda x: kernel(mjax, pltpu, x), aval)
+    message = ("Tile preserving check failed for einshape kernel with equation: "
+               "(ab)c->a(bc) and shape (16, 128) and tiling (8, 128).")
+    assert message in str(want.value) and message in str(got.value)

@@ -13,6 +13,8 @@ import numpy as np
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.dialect.ops import pallas_tpu_packing as PK
+from mjax.experimental.pallas import primitives as _p
+from mjax.experimental.pallas.tpu_info import get_tpu_info
 from mjax.specs import dtypes
 from mjax.tracing.core import aval_of_value, bind
 
@@ -131,9 +133,9 @@ def _dim_sizes(lhs, shape, sizes) -> dict:
 
 
 def einshape_steps(equation: str, shape, **sizes) -> list:
-    """The equation as JAX's steps: ("reshape", shape) splitting the input's groups one
-    at a time, ("transpose", perm) where the order changes, then ("reshape", shape)
-    merging the output's groups one at a time."""
+    """The equation as JAX's steps, in order: ("split", at, sizes, shape) for each input
+    group (dim `at` into `sizes`), ("transpose", perm) where the order changes, then
+    ("merge", at, count, shape) for each output group; `shape` is the result's."""
     if equation.count("->") != 1:
         raise ValueError("Equation must contain exactly one '->'")
     lhs, rhs = (_groups(s) for s in equation.split("->"))
@@ -148,12 +150,12 @@ def einshape_steps(equation: str, shape, **sizes) -> list:
     if set(names_in) != set(names_out):
         raise NotImplementedError("Only reordering/splitting/merging supported (no "
                                   "broadcast yet).")
-    steps, dims = [], list(shape)
-    at = 0
+    steps, dims, at = [], list(shape), 0
     for g in lhs:
         if len(g) > 1:
-            dims[at:at + 1] = [known[n] for n in g]
-            steps.append(("reshape", tuple(dims)))
+            parts = tuple(known[n] for n in g)
+            dims[at:at + 1] = parts
+            steps.append(("split", at, parts, tuple(dims)))
         at += len(g)
     if names_in != names_out:
         perm = tuple(names_in.index(n) for n in names_out)
@@ -162,21 +164,154 @@ def einshape_steps(equation: str, shape, **sizes) -> list:
     for at, g in enumerate(rhs):
         if len(g) > 1:
             dims[at:at + len(g)] = [math.prod(dims[at:at + len(g)])]
-            steps.append(("reshape", tuple(dims)))
+            steps.append(("merge", at, len(g), tuple(dims)))
     return steps
 
 
 def einshape(equation: str, x, assert_is_tile_preserving: bool = False, **sizes):
     """Splits, transposes and merges the dims of `x` by an einshape equation
     ("a(bc)->bac": split the second dim into b and c, then order them b, a, c; sizes
-    that cannot be inferred given as keywords). Lowered as reshapes and a transpose
-    (JAX's general einshape kernel). JAX: pltpu.einshape."""
+    that cannot be inferred given as keywords). Inside a TPU kernel, an equation of
+    several steps that keeps the chip's (sublane, lane) tiles whole moves whole tiles
+    (slices and one jnp.block), as JAX's einshape kernel; otherwise reshapes and a
+    transpose. JAX: pltpu.einshape."""
     x = jnp.asarray(x)
     steps = einshape_steps(equation, x.shape, **sizes)
-    if assert_is_tile_preserving and len(steps) > 1:
-        raise NotImplementedError("pltpu.einshape(assert_is_tile_preserving=True) with "
-                                  "more than one reshape or transpose: mjax lowers "
-                                  "einshape as reshapes and a transpose only")
-    for kind, arg in steps:
-        x = x.reshape(arg) if kind == "reshape" else lax.transpose(x, arg)
+    if len(steps) > 1 and _in_kernel():
+        tiling = _tiling(x.shape, x.dtype)
+        if tiling is not None and _tile_dims(x.shape, steps, tiling) is not None:
+            return _move_tiles(x, steps, tiling)
+        if assert_is_tile_preserving and tiling is not None:
+            raise ValueError(f"Tile preserving check failed for einshape kernel with "
+                             f"equation: {equation} and shape {tuple(x.shape)} and tiling "
+                             f"{(1,) * (x.ndim - 2) + tiling}.")
+    for step in steps:
+        x = lax.transpose(x, step[1]) if step[0] == "transpose" else x.reshape(step[-1])
     return x
+
+
+# ---- einshape of whole tiles (JAX's tile-preserving einshape kernel) ------------------------
+def _in_kernel() -> bool:
+    try:
+        _p.current_kernel("pltpu.einshape")
+    except ValueError:
+        return False
+    return True
+
+
+def _tiling(shape, dtype):
+    """The (sublane, lane) tile of a value of `shape` on the current chip (JAX's
+    tpu_info.infer_tiling, compact); None for rank < 2 or off a TPU (where JAX's
+    lowering raises; interpret mode runs the general kernel, as JAX's does)."""
+    if len(shape) < 2:
+        return None
+    try:
+        gen = get_tpu_info().generation
+    except ValueError:
+        return None
+    dt = np.dtype(dtype)
+    rows = (1 + int(gen < 4)) * (8 if dt.name == "int4" else 4 // dt.itemsize)
+    while rows < min(shape[-2], 8):
+        rows *= 2
+    return rows, 128
+
+
+def _merged(factors):
+    """Adjacent outer factors as one (any reshape of whole tiles is free)."""
+    out = []
+    for size, kind in factors:
+        if kind == "outer" and out and out[-1][1] == "outer":
+            out[-1] = (out[-1][0] * size, "outer")
+        else:
+            out.append((size, kind))
+    return out
+
+
+def _split(factors, targets):
+    """One dim's factors dealt out to the dims `targets` it splits into; None where a
+    split would cut a sublane or lane tile."""
+    queue, out = _merged(factors), []
+    for i, want in enumerate(targets):
+        dim, have = [], 1
+        while have < want:
+            if not queue:
+                return None
+            size, kind = queue.pop(0)
+            if want % (have * size) == 0:                         # all of the factor
+                dim.append((size, kind))
+                have *= size
+            elif (have * size) % want == 0 and kind == "outer":   # some outer tiles
+                part = want // have
+                dim.append((part, "outer"))
+                queue.insert(0, (size // part, "outer"))
+                have *= part
+            else:
+                return None
+        if i == len(targets) - 1:                 # (trailing unit factors go last)
+            while queue and queue[0][0] == 1:
+                dim.append(queue.pop(0))
+        out.append(_merged(dim))
+    return None if queue else out
+
+
+def _init_dims(shape, tiling):
+    rows, lanes = tiling
+    dims, n = [], len(shape)
+    for i, size in enumerate(shape):
+        kind, tile = (("sublane", rows) if i == n - 2 else ("lane", lanes) if i == n - 1
+                      else ("outer", 1))
+        factors = [(size // tile, "outer")] if size // tile > 1 else []
+        if tile > 1 or kind != "outer":
+            factors.append((tile, kind))
+        dims.append(_merged(factors))
+    return dims
+
+
+def _apply(dims, step):
+    """The dims' factors after one step; None where a split cuts a tile."""
+    if step[0] == "transpose":
+        return [dims[i] for i in step[1]]
+    at = step[1]
+    if step[0] == "split":
+        parts = _split(dims[at], step[2])
+        return None if parts is None else dims[:at] + parts + dims[at + 1:]
+    merged = [f for d in dims[at:at + step[2]] for f in d]
+    return dims[:at] + [_merged(merged)] + dims[at + step[2]:]
+
+
+def _tile_dims(shape, steps, tiling):
+    """Each dim's (size, kind) factors after `steps` when they keep the tiles whole
+    (the last two dims still end in the sublane and the lane tile), else None."""
+    rows, lanes = tiling
+    if shape[-2] % rows or shape[-1] % lanes:
+        return None
+    dims = _init_dims(shape, tiling)
+    for step in steps:
+        dims = _apply(dims, step)
+        if dims is None:
+            return None
+    if len(dims) < 2 or dims[-2][-1:] != [(rows, "sublane")] or \
+            dims[-1][-1:] != [(lanes, "lane")]:
+        return None
+    return dims
+
+
+def _move_tiles(x, steps, tiling):
+    """x cut into its (rows, lanes) tiles (row-major over the tile grid), the grid of
+    tiles reshaped and transposed by `steps`, and the tiles put back with jnp.block."""
+    rows, lanes = tiling
+    grid = tuple(x.shape[:-2]) + (x.shape[-2] // rows, x.shape[-1] // lanes)
+    tiles = np.empty(grid, dtype=object)
+    for idx in np.ndindex(*grid):
+        *lead, i, j = idx
+        tiles[idx] = x[(*lead, slice(i * rows, (i + 1) * rows),
+                        slice(j * lanes, (j + 1) * lanes))]
+    dims = _init_dims(x.shape, tiling)
+    for step in steps:
+        dims = _apply(dims, step)
+        if step[0] == "transpose":
+            tiles = np.transpose(tiles, step[1])
+        else:
+            tiles = tiles.reshape(tuple(math.prod(s for s, k in d if k == "outer")
+                                        for d in dims))
+    return jnp.block(tiles.tolist())
