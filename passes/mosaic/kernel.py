@@ -28,6 +28,7 @@ from jaxlib.mlir.dialects import func as func_d
 from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.context import context
+from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.ops.pallas import element_padding
 from mjax.dialect.types import aval_of
 from mjax.passes.interpreter import Env, interpret, terminator
@@ -339,7 +340,7 @@ def check_block(spec: dict, aval, trivial: bool) -> None:
                 f"the last two dimensions of a TPU block must be divisible by 8 and 128 "
                 f"respectively, or equal the array's ({where})")
         return
-    bits = 32 if np.dtype(aval.dtype) == np.bool_ else np.dtype(aval.dtype).itemsize * 8
+    bits = 32 if np.dtype(aval.dtype) == np.bool_ else bitwidth(aval.dtype)   # (int4: 4)
     min_tiling = 128 * (32 // bits)
     if not (bs[0] == shape[0] or bs[0] % 1024 == 0
             or (bs[0] >= min_tiling and bs[0] & (bs[0] - 1) == 0)):

@@ -156,6 +156,14 @@ def corpus(J, pl, pltpu) -> dict:
         return call(k, (8, 128), jnp.int32)(x)
     K["int4_ref_bitcast"] = (ref_bitcast, [((64, 128), I4)])
 
+    def rank1(x):                          # rank-1 int4 blocks: 1024 = 128 * (32 // 4)
+        def k(x_ref, o_ref):
+            o_ref[...] = x_ref[...].astype(jnp.int32)
+        return pl.pallas_call(k, out_shape=J.ShapeDtypeStruct(x.shape, jnp.int32),
+                              grid=(2,), in_specs=[pl.BlockSpec((1024,), lambda i: (i,))],
+                              out_specs=pl.BlockSpec((1024,), lambda i: (i,)))(x)
+    K["int4_rank1_blocks"] = (rank1, [((2048,), I4)])
+
     for name, eq, shape, out, sizes in (
             ("split", "a(bc)->abc", (8, 256), (8, 2, 128), {"b": 2}),
             ("merge", "abc->a(bc)", (8, 2, 128), (8, 256), {}),
@@ -350,7 +358,7 @@ def _rows_packed(x, dtype):
                                   "int4_bool_select", "uint4_bool_select",
                                   "int4_scalar_load_upcast", "int4_scalar_indirect_load",
                                   "int4_roll_axis0", "int4_roll_axis1", "int4_bitcasts",
-                                  "int4_ref_bitcast",
+                                  "int4_ref_bitcast", "int4_rank1_blocks",
                                   "int4_row_broadcast", "int4_store", "int4_casts",
                                   "einshape_split", "einshape_merge",
                                   "einshape_transpose", "einshape_split_merge"])
@@ -378,6 +386,7 @@ def test_interpreted_values_match_jax(name):
         "int4_roll_axis0": lambda: [np.roll(x, 3, 0)],
         "int4_roll_axis1": lambda: [np.roll(x, 3, 1)],
         "int4_ref_bitcast": lambda: [_rows_packed(x, np.int32)],
+        "int4_rank1_blocks": lambda: [wide],
         "int4_bitcasts": lambda: [_rows_packed(x, np.int32),
                                   _rows_packed(x, np.int8)],
         "int4_upcast_matmul": lambda: [x.astype(np.int32) @ x.astype(np.int32)],
@@ -493,3 +502,39 @@ def test_einshape_assert_tile_preserving_is_jax_error():
     message = ("Tile preserving check failed for einshape kernel with equation: "
                "(ab)c->a(bc) and shape (16, 128) and tiling (8, 128).")
     assert message in str(want.value) and message in str(got.value)
+
+
+def test_vmap_of_packing_kernels():
+    """vmap of pallas_calls using the packing ops (mjax batches the discharged kernel,
+    so each op's batching rule runs): each example as the unbatched kernel gives it."""
+    pack, _ = MJAX_KERNELS["pack_int32_int8"]
+    xs = np.stack([_args("pack_int32_int8", seed=s)[0] for s in range(3)])
+    unpack, _ = MJAX_KERNELS["unpack_int32_int8"]
+    sr, _ = MJAX_KERNELS["stochastic_round_bfloat16"]
+    bits = np.random.default_rng(3).integers(0, 2**32, (3, 8, 128), np.uint64)
+    bits = bits.astype(np.uint32)
+    vals = (np.random.default_rng(4).standard_normal((3, 8, 128))).astype(np.float32)
+    with pltpu.force_tpu_interpret_mode():
+        packed = np.asarray(mjax.vmap(pack)(xs))
+        back = np.asarray(mjax.vmap(unpack)(packed[:, :16]))
+        rounded = np.asarray(mjax.vmap(sr, in_axes=(0, None))(vals, bits[0]))
+        for i in range(3):
+            np.testing.assert_array_equal(packed[i], np.asarray(pack(xs[i])))
+            np.testing.assert_array_equal(back[i], np.asarray(unpack(packed[i, :16])))
+            np.testing.assert_array_equal(rounded[i], np.asarray(sr(vals[i], bits[0])))
+
+
+def test_int4_rank1_block_below_its_tiling_is_refused_as_jax():
+    """A rank-1 int4 block of 512 (a power of 2 under 128 * (32 // 4)) is refused by
+    JAX's lowering (ValueError) and by mjax's (its MosaicLoweringError)."""
+    def f(J, P):
+        def k(x_ref, o_ref):
+            o_ref[...] = x_ref[...].astype(J.numpy.int32)
+        spec = P.BlockSpec((512,), lambda i: (i,))
+        return lambda x: P.pallas_call(k, out_shape=J.ShapeDtypeStruct(x.shape, J.numpy.int32),
+                                       grid=(3,), in_specs=[spec], out_specs=spec)(x)
+    aval = [((1536,), I4)]
+    with pytest.raises(ValueError, match=r"at least the tiling size \(1024 = 128"):
+        _mosaic(jax, f(jax, jpl), aval)
+    with pytest.raises(NotImplementedError, match="power of 2 of at least 1024"):
+        _mosaic(mjax, f(mjax, pl), aval)
