@@ -168,6 +168,57 @@ def _view_shape(op: str, ref: RefAval, levels, sizes, squeezed) -> tuple:
     return shape
 
 
+def transformed_levels(ref: RefAval, levels, sizes, squeezed, view_at=-1, reshape=(),
+                       bitcast=None, op: str = "a view") -> tuple[list, tuple, object]:
+    """A DMA view through a reshape and/or bitcast (`ref.reshape(...)`,
+    `ref.bitcast(dtype)`): its first `view_at` windows (`levels`) over `ref`, then the
+    view reshaped to `reshape` (if given) and bitcast to `bitcast` (if given, the
+    second-minor dim scaled as JAX's TPU rule), then the other windows over that.
+    Returns ([(the window's input RefAval, its sizes, its squeezed dims)], the view's
+    shape, its dtype); checked. JAX: tpu.memref_reshape / tpu.memref_bitcast."""
+    levels = tuple(levels)
+    if not 0 <= view_at <= len(levels):
+        raise TypeError(f"{op}: the reshape or bitcast of a view comes after {view_at} of "
+                        f"its {len(levels)} windows")
+    out, at, cur, dtype = [], 0, RefAval(ref.shape, ref.dtype), ref.dtype
+    for k in range(len(levels) + 1):
+        if k == view_at:
+            shape = cur.shape
+            if reshape:
+                if int(np.prod(reshape, dtype=np.int64)) != int(np.prod(shape,
+                                                                         dtype=np.int64)):
+                    raise TypeError(f"{op}: cannot reshape a view of shape {shape} to "
+                                    f"{tuple(reshape)}")
+                shape = tuple(reshape)
+            if bitcast is not None:
+                shape = bitcast_shape(shape, dtype, bitcast)
+                dtype = np.dtype(bitcast)
+            cur = RefAval(shape, dtype)
+        if k == len(levels):
+            break
+        n = levels[k]
+        if n != len(cur.shape):
+            raise TypeError(f"{op}: window {k} has {n} dimensions, but the view it takes "
+                            f"is of shape {cur.shape}")
+        lv_sizes = tuple(sizes[at:at + n])
+        lv_sq = tuple(d - at for d in squeezed if at <= d < at + n)
+        out.append((cur, lv_sizes, lv_sq))
+        cur = RefAval(_dynamic_shape(f"{op} (window {k})", cur, lv_sizes, lv_sq), dtype)
+        at += n
+    if at != len(sizes):
+        raise TypeError(f"{op}: sizes {tuple(sizes)} must have one entry per dimension "
+                        f"of its windows {levels}")
+    return out, cur.shape, dtype
+
+
+def _checked_view(op: str, ref: RefAval, levels, sizes, squeezed, transform) -> tuple:
+    """(shape, dtype) of a DMA's view: `transform` = (view_at, reshape, bitcast)."""
+    if transform[0] < 0:
+        return _view_shape(op, ref, levels, sizes, squeezed), ref.dtype
+    _, shape, dtype = transformed_levels(ref, levels, sizes, squeezed, *transform, op=op)
+    return shape, dtype
+
+
 def _check_sizes(op: str, what: str, avals) -> None:
     for a in avals:
         if isinstance(a, RefAval) or a.shape != () or a.dtype != np.int32:
@@ -193,7 +244,12 @@ class DmaStartOp(JaxprOp, name="dma_start"):
                   "dst_sem_sizes": A.Ints(default=()), "dst_sem_squeezed": A.Ints(default=()),
                   "dst_sem_levels": A.Ints(default=()),
                   "src_sem_sizes": A.Ints(default=()), "src_sem_squeezed": A.Ints(default=()),
-                  "src_sem_levels": A.Ints(default=())}
+                  "src_sem_levels": A.Ints(default=()),
+                  # (a reshaped/bitcast view: after its first `view_at` windows; -1: none)
+                  "src_view_at": A.Int(default=-1), "src_reshape": A.Ints(default=()),
+                  "src_bitcast": A.DType(default=None),
+                  "dst_view_at": A.Int(default=-1), "dst_reshape": A.Ints(default=()),
+                  "dst_bitcast": A.DType(default=None)}
 
     @classmethod
     def layout(cls, avals, has_src_sem: bool, src_levels=(), dst_levels=(), src_sizes=(),
@@ -226,7 +282,9 @@ class DmaStartOp(JaxprOp, name="dma_start"):
     @classmethod
     def infer(cls, *avals, src_sizes, src_squeezed, dst_sizes, dst_squeezed, src_levels,
               dst_levels, has_src_sem, priority, add, dst_sem_sizes=(), dst_sem_squeezed=(),
-              dst_sem_levels=(), src_sem_sizes=(), src_sem_squeezed=(), src_sem_levels=()):
+              dst_sem_levels=(), src_sem_sizes=(), src_sem_squeezed=(), src_sem_levels=(),
+              src_view_at=-1, src_reshape=(), src_bitcast=None, dst_view_at=-1,
+              dst_reshape=(), dst_bitcast=None):
         name = "jaxpr.dma_start"
         for a in avals[:4 if has_src_sem else 3]:
             if not isinstance(a, RefAval):
@@ -234,8 +292,10 @@ class DmaStartOp(JaxprOp, name="dma_start"):
                                 f"{', src_sem' if has_src_sem else ''}) first, got "
                                 f"{a.str_short()}")
         src, dst = avals[0], avals[1]
-        s_shape = _view_shape(f"{name} src", src, src_levels, src_sizes, src_squeezed)
-        d_shape = _view_shape(f"{name} dst", dst, dst_levels, dst_sizes, dst_squeezed)
+        s_shape, s_dtype = _checked_view(f"{name} src", src, src_levels, src_sizes,
+                                         src_squeezed, (src_view_at, src_reshape, src_bitcast))
+        d_shape, d_dtype = _checked_view(f"{name} dst", dst, dst_levels, dst_sizes,
+                                         dst_squeezed, (dst_view_at, dst_reshape, dst_bitcast))
         sem_views = ((dst_sem_levels, dst_sem_sizes, dst_sem_squeezed),
                      (src_sem_levels, src_sem_sizes, src_sem_squeezed))
         refs, starts, dyn = cls.layout(avals, has_src_sem, src_levels, dst_levels,
@@ -250,9 +310,9 @@ class DmaStartOp(JaxprOp, name="dma_start"):
             levels, sizes, squeezed = sem_views[k]
             if levels and _view_shape(f"{name} {what}", sem, levels, sizes, squeezed) != ():
                 raise TypeError(f"{name} {what} must name one semaphore")
-        if s_shape != d_shape or src.dtype != dst.dtype:
-            raise TypeError(f"{name} copies {ShapedArray(s_shape, src.dtype).str_short()} "
-                            f"into {ShapedArray(d_shape, dst.dtype).str_short()}; the "
+        if s_shape != d_shape or s_dtype != d_dtype:
+            raise TypeError(f"{name} copies {ShapedArray(s_shape, s_dtype).str_short()} "
+                            f"into {ShapedArray(d_shape, d_dtype).str_short()}; the "
                             f"source and destination views must have the same shape and "
                             f"dtype")
         return ()
@@ -269,7 +329,11 @@ class DmaWaitOp(JaxprOp, name="dma_wait"):
                   "src_sizes": A.Ints(default=()), "src_squeezed": A.Ints(default=()),
                   "src_levels": A.Ints(default=()),
                   "sem_sizes": A.Ints(default=()), "sem_squeezed": A.Ints(default=()),
-                  "sem_levels": A.Ints(default=())}
+                  "sem_levels": A.Ints(default=()),
+                  "view_at": A.Int(default=-1), "reshape": A.Ints(default=()),
+                  "bitcast": A.DType(default=None),
+                  "src_view_at": A.Int(default=-1), "src_reshape": A.Ints(default=()),
+                  "src_bitcast": A.DType(default=None)}
 
     @classmethod
     def layout(cls, avals, levels=(), has_src=False, src_levels=(), sizes=(), src_sizes=(),
@@ -297,7 +361,8 @@ class DmaWaitOp(JaxprOp, name="dma_wait"):
 
     @classmethod
     def infer(cls, *avals, sizes, squeezed, levels, has_src, src_sizes, src_squeezed,
-              src_levels, sem_sizes=(), sem_squeezed=(), sem_levels=()):
+              src_levels, sem_sizes=(), sem_squeezed=(), sem_levels=(), view_at=-1,
+              reshape=(), bitcast=None, src_view_at=-1, src_reshape=(), src_bitcast=None):
         name = "jaxpr.dma_wait"
         if len(avals) < (3 if has_src else 2):
             raise TypeError(f"{name} expects a semaphore and a ref"
@@ -319,16 +384,18 @@ class DmaWaitOp(JaxprOp, name="dma_wait"):
                                       sem_squeezed) != ():
             raise TypeError(f"{name} must name one semaphore")
         _starts(name, "ref", starts, _n_starts(ref, levels))
-        shape = _view_shape(name, ref, levels, sizes, squeezed)
+        shape, dtype = _checked_view(name, ref, levels, sizes, squeezed,
+                                     (view_at, reshape, bitcast))
         if has_src:
             src = _ref(name, "source", src)
             _starts(name, "source", src_starts, _n_starts(src, src_levels))
-            s_shape = _view_shape(f"{name} source", src, src_levels, src_sizes,
-                                  src_squeezed)
-            if s_shape != shape or src.dtype != ref.dtype:
+            s_shape, s_dtype = _checked_view(f"{name} source", src, src_levels, src_sizes,
+                                             src_squeezed, (src_view_at, src_reshape,
+                                                            src_bitcast))
+            if s_shape != shape or s_dtype != dtype:
                 raise TypeError(f"{name} waits for a copy of "
-                                f"{ShapedArray(s_shape, src.dtype).str_short()} into "
-                                f"{ShapedArray(shape, ref.dtype).str_short()}; the views "
+                                f"{ShapedArray(s_shape, s_dtype).str_short()} into "
+                                f"{ShapedArray(shape, dtype).str_short()}; the views "
                                 f"must have the same shape and dtype")
         elif src_starts:
             raise TypeError(f"{name} has {len(src_starts)} operands more than its "

@@ -28,9 +28,11 @@ from jaxlib.mlir.dialects import memref
 from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.ops import pallas_tpu as PT
+from mjax.dialect.ops.state import bitcast_shape
+from mjax.dialect.types import RefAval
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, aval_out,
-                                      avals_in, expand_ref, full, ref_type, vtype)
+                                      avals_in, elt_type, expand_ref, full, ref_type, vtype)
 
 
 def ref_view(kl, ref, starts, sizes=None, squeezed=(), dyn=(), always=False) -> ir.Value:
@@ -90,6 +92,45 @@ def chained_view(kl, ref, shape, starts, sizes, squeezed, levels, dyn=()) -> ir.
     return ref
 
 
+def dma_view(kl, ref, aval, starts, sizes, squeezed, levels, dyn=(),
+             transform=(-1, (), None)) -> ir.Value:
+    """A DMA's view: `chained_view`, or where the view is reshaped and/or bitcast
+    (`transform`: (the windows before it, the new shape, the new dtype)), its windows
+    over the ref, `tpu.memref_reshape` / `tpu.memref_bitcast`, then its windows over
+    that (a whole one taken as the view itself), as JAX's _transform_ref."""
+    view_at, reshape, bitcast = transform
+    if view_at < 0:
+        return chained_view(kl, ref, aval.shape, starts, sizes, squeezed, levels, dyn)
+    per, _, _ = PT.transformed_levels(RefAval(aval.shape, aval.dtype), levels, sizes,
+                                      squeezed, view_at, reshape, bitcast)
+    at, dtype = 0, np.dtype(aval.dtype)
+    for k, level in enumerate(per + [None]):
+        if k == view_at:
+            if isinstance(ref, BlockRef):
+                if ref.squeezed:
+                    raise MosaicLoweringError("a reshaped or bitcast view of a block with "
+                                              "squeezed dims (None in its BlockSpec) is "
+                                              "not supported in DMAs")
+                ref = ref.value
+            t = ir.MemRefType(ref.type)
+            shape = list(t.shape)
+            if reshape:
+                shape = list(reshape)
+                ref = tpu.memref_reshape(ir.MemRefType.get(shape, t.element_type,
+                                                           memory_space=t.memory_space), ref)
+            if bitcast is not None:
+                shape = list(bitcast_shape(shape, dtype, bitcast))
+                ref = tpu.memref_bitcast(ir.MemRefType.get(shape, elt_type(bitcast),
+                                                           memory_space=t.memory_space), ref)
+        if level is None:
+            break
+        _, lv_sizes, lv_sq = level
+        n = len(lv_sizes)
+        ref = ref_view(kl, ref, starts[at:at + n], lv_sizes, lv_sq, always=k < view_at)
+        at += n
+    return ref
+
+
 def _literals(kl, starts: list, squeezed: list) -> list:
     """`starts` (per ref) with the static indices of squeezed dims (all of a
     semaphore's: None) made constants first, in operand order: JAX's DMA takes them as
@@ -112,7 +153,9 @@ def _sem_view(kl, sem, shape, idx, sizes, squeezed, levels) -> ir.Value:
 def _dma_start(kl, op, *operands, src_sizes, src_squeezed=(), dst_sizes, dst_squeezed=(),
                src_levels=(), dst_levels=(), has_src_sem=False, priority=0, add=False,
                dst_sem_sizes=(), dst_sem_squeezed=(), dst_sem_levels=(), src_sem_sizes=(),
-               src_sem_squeezed=(), src_sem_levels=(), **params):
+               src_sem_squeezed=(), src_sem_levels=(), src_view_at=-1, src_reshape=(),
+               src_bitcast=None, dst_view_at=-1, dst_reshape=(), dst_bitcast=None,
+               **params):
     if add:
         raise MosaicLoweringError("DMAs with add=True are not supported on the TPU")
     avals = avals_in(op)
@@ -134,10 +177,10 @@ def _dma_start(kl, op, *operands, src_sizes, src_squeezed=(), dst_sizes, dst_squ
                         src_sem_levels) if has_src_sem else None
     sem = _sem_view(kl, refs[2], shapes[2], starts[2], dst_sem_sizes, dst_sem_squeezed,
                     dst_sem_levels)
-    dst = chained_view(kl, refs[1], avals[1].shape, starts[1], dst_sizes, dst_squeezed,
-                       dst_levels, dyn[1])
-    src = chained_view(kl, refs[0], avals[0].shape, starts[0], src_sizes, src_squeezed,
-                       src_levels, dyn[0])
+    dst = dma_view(kl, refs[1], avals[1], starts[1], dst_sizes, dst_squeezed, dst_levels,
+                   dyn[1], (dst_view_at, dst_reshape, dst_bitcast))
+    src = dma_view(kl, refs[0], avals[0], starts[0], src_sizes, src_squeezed, src_levels,
+                   dyn[0], (src_view_at, src_reshape, src_bitcast))
     tpu.enqueue_dma(source=src, target=dst, target_semaphore=sem,
                     source_semaphore=src_sem, priority=int(priority))
     return []
@@ -146,7 +189,8 @@ def _dma_start(kl, op, *operands, src_sizes, src_squeezed=(), dst_sizes, dst_squ
 @MOSAIC.register(PT.DmaWaitOp)
 def _dma_wait(kl, op, *operands, sizes, squeezed=(), levels=(), has_src=False,
               src_sizes=(), src_squeezed=(), src_levels=(), sem_sizes=(), sem_squeezed=(),
-              sem_levels=(), **params):
+              sem_levels=(), view_at=-1, reshape=(), bitcast=None, src_view_at=-1,
+              src_reshape=(), src_bitcast=None, **params):
     lowered = dict(zip(op.operands, operands))
     sem, ref, src, idx, starts, src_starts, (dyn, src_dyn) = (
         None if x is None else lowered[x] if isinstance(x, ir.Value) else
@@ -159,12 +203,13 @@ def _dma_wait(kl, op, *operands, sizes, squeezed=(), levels=(), has_src=False,
                                          sem_squeezed if sem_levels else None])
     avals = avals_in(op)
     sem_v = _sem_view(kl, sem, avals[0].shape, idx, sem_sizes, sem_squeezed, sem_levels)
-    view = chained_view(kl, ref, avals[1].shape, starts, sizes, squeezed, levels, dyn)
+    view = dma_view(kl, ref, avals[1], starts, sizes, squeezed, levels, dyn,
+                    (view_at, reshape, bitcast))
     # (a wait without its copy's source names the destination twice: Mosaic reads the
     # transfer's size from either)
-    src_v = view if src is None else chained_view(kl, src, avals[2].shape, src_starts,
-                                                  src_sizes, src_squeezed, src_levels,
-                                                  src_dyn)
+    src_v = view if src is None else dma_view(kl, src, avals[2], src_starts, src_sizes,
+                                              src_squeezed, src_levels, src_dyn,
+                                              (src_view_at, src_reshape, src_bitcast))
     tpu.wait_dma2(sem_v, src_v, view)
     return []
 

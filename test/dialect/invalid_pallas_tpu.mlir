@@ -177,3 +177,21 @@ func.func private @tpu_bitcast_ragged(%x: tensor<3x128xbf16>) -> tensor<1x128xi3
   %0 = "jaxpr.tpu_bitcast"(%x) {dtype = i32} : (tensor<3x128xbf16>) -> tensor<1x128xi32>
   return %0 : tensor<1x128xi32>
 }
+
+// -----
+
+func.func private @dma_bad_reshape(%src: memref<16x128xf32>, %dst: memref<8x128xf32>, %sem: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{cannot reshape a view of shape (16, 128) to (8, 128)}}
+  "jaxpr.dma_start"(%src, %dst, %sem, %z, %z, %z, %z) {src_levels = array<i64: 2>, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, src_view_at = 0, src_reshape = array<i64: 8, 128>, dst_sizes = array<i64: 8, 128>, dst_squeezed = array<i64>} : (memref<16x128xf32>, memref<8x128xf32>, memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}
+
+// -----
+
+func.func private @dma_bad_bitcast(%src: memref<16x128xbf16>, %dst: memref<16x128xf32>, %sem: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{copies f32[8,128] into f32[16,128]; the source and destination views must have the same shape and dtype}}
+  "jaxpr.dma_start"(%src, %dst, %sem, %z, %z, %z, %z) {src_levels = array<i64: 2>, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, src_view_at = 0, src_bitcast = f32, dst_sizes = array<i64: 16, 128>, dst_squeezed = array<i64>} : (memref<16x128xbf16>, memref<16x128xf32>, memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}

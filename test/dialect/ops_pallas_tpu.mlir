@@ -165,3 +165,18 @@ func.func private @strided_swap(%x: memref<8x128xf32>, %v: tensor<8x64xf32>, %y:
   %row = "jaxpr.strided_swap"(%y, %w, %one, %z, %z, %three, %z) {access_sizes = array<i64: 1, 128>, access_squeezed = array<i64: 0>, access_strides = array<i64: 1, 1>, bitcast = i8, shape = array<i64: 16, 128>, sizes = array<i64: 1, 16, 128>, squeezed = array<i64: 0>} : (memref<2x16x128xbf16>, tensor<128xi8>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<128xi8>
   return %old, %row : tensor<8x64xf32>, tensor<128xi8>
 }
+
+// -----
+
+// A DMA of reshaped and bitcast views: the windows before the reshape/bitcast
+// (`*_view_at` of them), the new shape and dtype, then the windows after.
+// CHECK-LABEL: func.func private @dma_view_transforms
+// CHECK:         "jaxpr.dma_start"({{.*}}) {dst_levels = array<i64: 2>, dst_sizes = array<i64: 4, 128>, dst_squeezed = array<i64>, src_bitcast = ui32, src_levels = array<i64: 3, 2>, src_reshape = array<i64: 16, 128>, src_sizes = array<i64: 1, 16, 128, 4, 128>, src_squeezed = array<i64: 0>, src_view_at = 1 : i64}
+// CHECK:         "jaxpr.dma_wait"({{.*}}) {bitcast = ui32, has_src = true, levels = array<i64: 2>, reshape = array<i64: 8, 256>, sizes = array<i64: 4, 128>, squeezed = array<i64>, src_levels = array<i64: 2>, src_sizes = array<i64: 4, 128>, src_squeezed = array<i64>, view_at = 0 : i64}
+func.func private @dma_view_transforms(%src: memref<2x16x128xbf16>, %dst: memref<4x128xui32>, %hbm: memref<16x128xbf16>, %sem: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %i = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+  "jaxpr.dma_start"(%src, %dst, %sem, %i, %z, %z, %i, %z, %z, %z) {src_levels = array<i64: 3, 2>, src_sizes = array<i64: 1, 16, 128, 4, 128>, src_squeezed = array<i64: 0>, src_view_at = 1, src_reshape = array<i64: 16, 128>, src_bitcast = ui32, dst_levels = array<i64: 2>, dst_sizes = array<i64: 4, 128>, dst_squeezed = array<i64>} : (memref<2x16x128xbf16>, memref<4x128xui32>, memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  "jaxpr.dma_wait"(%sem, %hbm, %dst, %i, %z, %z, %z) {levels = array<i64: 2>, sizes = array<i64: 4, 128>, squeezed = array<i64>, view_at = 0, reshape = array<i64: 8, 256>, bitcast = ui32, has_src = true, src_levels = array<i64: 2>, src_sizes = array<i64: 4, 128>, src_squeezed = array<i64>} : (memref<i32>, memref<16x128xbf16>, memref<4x128xui32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}

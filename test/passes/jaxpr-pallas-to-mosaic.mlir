@@ -298,3 +298,38 @@ func.func @paged(%x: tensor<2x4x8x128xf32>) -> tensor<16x128xf32> {
   %y = "jaxpr.pallas_call"(%x) {callee = @paged_kernel, name = "paged_kernel", grid = array<i64: 2>, in_specs = [{block_shape = array<i64: 2, 4, 8, 128>, index_map = @zmap, memory_space = "any"}], out_specs = [{block_shape = array<i64: 8, 128>, index_map = @omap}], scratch_shapes = [memref<2x8x128xf32>, memref<2xi32>], scratch_memory_spaces = ["vmem", "dma_semaphore"], interpret = false} : (tensor<2x4x8x128xf32>) -> tensor<16x128xf32>
   return %y : tensor<16x128xf32>
 }
+
+// -----
+
+// A DMA of a bitcast view (y.bitcast(uint32).at[4:8]) and into a reshaped one
+// (o.reshape(4, 1, 512).at[1]): tpu.memref_bitcast / tpu.memref_reshape between the
+// windows, as JAX's _transform_ref.
+// MOSAIC-LABEL: Mosaic module for @views_kernel
+// MOSAIC:       func.func @views_kernel(%[[Y:.*]]: memref<16x128xbf16, #tpu.memory_space<any>>, %[[X:.*]]: memref<16x128xf32, #tpu.memory_space<any>>, %[[P:.*]]: memref<4x128xi32, #tpu.memory_space<vmem>>, %[[O:.*]]: memref<16x128xf32, #tpu.memory_space<vmem>>, %[[SEM:.*]]: memref<!tpu.dma_semaphore, #tpu.memory_space<semaphore_mem>>)
+// MOSAIC:         %[[B:.*]] = tpu.memref_bitcast %[[Y]] : memref<16x128xbf16, #tpu.memory_space<any>> -> memref<8x128xi32, #tpu.memory_space<any>>
+// MOSAIC:         %[[BW:.*]] = tpu.memref_slice %[[B]][%{{.*}}, %{{.*}}] : memref<8x128xi32, #tpu.memory_space<any>> -> memref<4x128xi32, #tpu.memory_space<any>>
+// MOSAIC:         tpu.enqueue_dma source(%[[BW]] : {{.*}}) target(%[[P]] : {{.*}}) target_semaphore(%[[SEM]] : {{.*}})
+// MOSAIC:         %[[R:.*]] = tpu.memref_reshape %[[O]] : memref<16x128xf32, #tpu.memory_space<vmem>> -> memref<4x1x512xf32, #tpu.memory_space<vmem>>
+// MOSAIC:         %[[RS:.*]] = tpu.memref_slice %[[R]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<4x1x512xf32, #tpu.memory_space<vmem>> -> memref<1x1x512xf32, #tpu.memory_space<vmem>>
+// MOSAIC:         %[[RV:.*]] = tpu.memref_squeeze %[[RS]] : {{.*}} -> memref<1x512xf32, #tpu.memory_space<vmem>>
+// MOSAIC:         %[[XR:.*]] = tpu.memref_reshape %[[X]] : memref<16x128xf32, #tpu.memory_space<any>> -> memref<4x512xf32, #tpu.memory_space<any>>
+// MOSAIC:         %[[XW:.*]] = tpu.memref_slice %[[XR]][%{{.*}}, %{{.*}}] : memref<4x512xf32, #tpu.memory_space<any>> -> memref<1x512xf32, #tpu.memory_space<any>>
+// MOSAIC:         tpu.enqueue_dma source(%[[XW]] : {{.*}}) target(%[[RV]] : {{.*}}) target_semaphore(%[[SEM]] : {{.*}})
+// CALL-LABEL: func.func @views
+// CALL:         stablehlo.custom_call @tpu_custom_call({{.*}}kernel_name = "views_kernel"
+func.func private @views_kernel(%y: memref<16x128xbf16>, %x: memref<16x128xf32>, %p: memref<4x128xui32>, %o: memref<16x128xf32>, %sem: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %one = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+  %four = "jaxpr.constant"() {value = dense<4> : tensor<i32>} : () -> tensor<i32>
+  "jaxpr.dma_start"(%y, %p, %sem, %four, %z, %z, %z) {src_levels = array<i64: 2>, src_sizes = array<i64: 4, 128>, src_squeezed = array<i64>, src_view_at = 0, src_bitcast = ui32, dst_sizes = array<i64: 4, 128>, dst_squeezed = array<i64>} : (memref<16x128xbf16>, memref<4x128xui32>, memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  "jaxpr.dma_start"(%x, %o, %sem, %one, %z, %one, %z, %z) {src_levels = array<i64: 2>, src_sizes = array<i64: 1, 512>, src_squeezed = array<i64>, src_view_at = 0, src_reshape = array<i64: 4, 512>, dst_levels = array<i64: 3>, dst_sizes = array<i64: 1, 1, 512>, dst_squeezed = array<i64: 0>, dst_view_at = 0, dst_reshape = array<i64: 4, 1, 512>} : (memref<16x128xf32>, memref<16x128xf32>, memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}
+func.func private @vmap0() -> (tensor<i32>, tensor<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  return %z, %z : tensor<i32>, tensor<i32>
+}
+func.func @views(%y: tensor<16x128xbf16>, %x: tensor<16x128xf32>) -> (tensor<4x128xui32>, tensor<16x128xf32>) {
+  %p, %o = "jaxpr.pallas_call"(%y, %x) {callee = @views_kernel, name = "views_kernel", grid = array<i64>, in_specs = [{block_shape = array<i64: 16, 128>, index_map = @vmap0, memory_space = "any"}, {block_shape = array<i64: 16, 128>, index_map = @vmap0, memory_space = "any"}], out_specs = [{block_shape = array<i64: 4, 128>, index_map = @vmap0}, {block_shape = array<i64: 16, 128>, index_map = @vmap0}], scratch_shapes = [memref<i32>], scratch_memory_spaces = ["dma_semaphore"], interpret = false} : (tensor<16x128xbf16>, tensor<16x128xf32>) -> (tensor<4x128xui32>, tensor<16x128xf32>)
+  return %p, %o : tensor<4x128xui32>, tensor<16x128xf32>
+}

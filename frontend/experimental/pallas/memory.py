@@ -20,7 +20,8 @@ from mjax.dialect.ops import pallas_tpu as P
 from mjax.experimental.pallas.pallas_call import (_is_scratch_leaf, _scratch_aval,
                                                   _scratch_space)
 from mjax.experimental.pallas.primitives import current_kernel
-from mjax.experimental.pallas.ref import Ref, _as_i32, as_ref
+from mjax.experimental.pallas.ref import (Ref, ReshapedRef, _as_i32, as_ref,
+                                          bitcast_view_shape)
 
 
 class DeviceIdType(enum.Enum):
@@ -126,6 +127,44 @@ def _same_shape(a, b) -> bool:
         for x, y in zip(a, b))
 
 
+def _dma_ref(x, what: str):
+    """A DMA's end: a ref, a view of one, or a reshaped/bitcast view (ReshapedRef)."""
+    return x if isinstance(x, ReshapedRef) else as_ref(x, what)
+
+
+def _dma_view(v) -> tuple:
+    """(buffer tracer, starts, params, dynamic sizes) of a DMA's end, as its op names it:
+    a ref's windows (Ref.view_args), or a reshaped/bitcast view's: the windows of the ref
+    it views, then `view_at` (their count), `reshape`/`bitcast`, then its own window (the
+    whole view where it took none). JAX: a TransformedRef's RefReshaper/RefBitcaster
+    between its NDIndexers."""
+    if isinstance(v, Ref):
+        return (v.tracer,) + tuple(v.view_args())
+    base = v.ref
+    if base.is_dynamic_size:
+        raise NotImplementedError(f"a DMA of {v!r}: a reshaped or bitcast view of a "
+                                  f"window of traced size is not supported by mjax")
+    view = base.shape if v.reshape_to is None else v.reshape_to
+    if v.cast is not None:
+        view = bitcast_view_shape(view, base.dtype, v.cast)
+    window = v.window if v.window is not None else [(0, n, False) for n in view]
+    starts, sizes, squeezed, levels = [], [], [], []
+    for level in list(base.views) + [window]:
+        levels.append(len(level))
+        for start, size, sq in level:
+            if sq:
+                squeezed.append(len(sizes))
+            starts.append(_as_i32(start))
+            sizes.append(int(size))
+    params = {"sizes": tuple(sizes), "squeezed": tuple(squeezed), "levels": tuple(levels),
+              "view_at": len(base.views)}
+    if v.reshape_to is not None:
+        params["reshape"] = tuple(v.reshape_to)
+    if v.cast is not None:
+        params["bitcast"] = np.dtype(v.cast)
+    return base.tracer, starts, params, []
+
+
 class _OneDmaSemaphore:
     """A scratch spec of one DMA semaphore (pltpu.SemaphoreType.DMA, which is above)."""
     mjax_semaphore_space = "dma_semaphore"
@@ -147,8 +186,8 @@ class AsyncCopyDescriptor:
     add: bool = False
 
     def __post_init__(self):
-        self.src_ref = as_ref(self.src_ref, "make_async_copy source")
-        self.dst_ref = as_ref(self.dst_ref, "make_async_copy destination")
+        self.src_ref = _dma_ref(self.src_ref, "make_async_copy source")
+        self.dst_ref = _dma_ref(self.dst_ref, "make_async_copy destination")
         if not _same_shape(self.src_ref.shape, self.dst_ref.shape) or np.dtype(
                 self.src_ref.dtype) != np.dtype(self.dst_ref.dtype):
             raise ValueError(f"make_async_copy copies {self.src_ref!r} into "
@@ -166,29 +205,31 @@ class AsyncCopyDescriptor:
         if self.is_remote:
             raise NotImplementedError("remote DMAs (make_async_remote_copy) are not "
                                       "supported by mjax's Pallas")
-        src_starts, src, src_dyn = self.src_ref.view_args()
-        dst_starts, dst, dst_dyn = self.dst_ref.view_args()
+        src_t, src_starts, src, src_dyn = _dma_view(self.src_ref)
+        dst_t, dst_starts, dst, dst_dyn = _dma_view(self.dst_ref)
         sems = [_semaphore_view(self.dst_sem, "dma_start")]
         if self.src_sem is not None:
             sems.append(_semaphore_view(self.src_sem, "dma_start"))
         sem_params = {f"{which}_sem_{k}": v
                       for which, (_, _, p) in zip(("dst", "src"), sems) for k, v in p.items()}
-        bind(P.DmaStartOp, self.src_ref.tracer, self.dst_ref.tracer,
+        views = {f"{end}_{k}": p[k] for end, p in (("src", src), ("dst", dst))
+                 for k in ("view_at", "reshape", "bitcast") if k in p}
+        bind(P.DmaStartOp, src_t, dst_t,
              *[r.tracer for r, _, _ in sems], *src_starts, *dst_starts,
              *[i for _, idx, _ in sems for i in idx], *src_dyn, *dst_dyn, **sem_params,
              src_sizes=src["sizes"], src_squeezed=src["squeezed"], dst_sizes=dst["sizes"],
              dst_squeezed=dst["squeezed"], has_src_sem=self.src_sem is not None,
-             priority=int(priority), add=bool(self.add),
+             priority=int(priority), add=bool(self.add), **views,
              **({"src_levels": src["levels"]} if "levels" in src else {}),
              **({"dst_levels": dst["levels"]} if "levels" in dst else {}))
 
     def _wait(self, sem, ref, src) -> None:
         sem_ref, idx, sem_params = _semaphore_view(sem, "dma_wait")
-        starts, params, dyn = ref.view_args()
+        ref_t, starts, params, dyn = _dma_view(ref)
         params.update({f"sem_{k}": v for k, v in sem_params.items()})
-        src_starts, src_params, src_dyn = src.view_args()
+        src_t, src_starts, src_params, src_dyn = _dma_view(src)
         params.update({f"src_{k}": v for k, v in src_params.items()}, has_src=True)
-        bind(P.DmaWaitOp, sem_ref.tracer, ref.tracer, src.tracer, *idx, *starts,
+        bind(P.DmaWaitOp, sem_ref.tracer, ref_t, src_t, *idx, *starts,
              *src_starts, *dyn, *src_dyn, **params)
 
     def wait(self) -> None:
