@@ -242,6 +242,26 @@ def test_mosaic_matches_jax(name):
     assert a == b, _diff(a, b)
 
 
+@pytest.mark.parametrize("name", sorted(set(JAX_KERNELS) - set(CANONICALIZE)))
+def test_mjax_export_for_tpu_matches_jax(name):
+    """The same kernels through mjax.export(..., platforms=["tpu"]): JAX's module."""
+    f, shapes = MJAX_KERNELS[name]
+    avals = [mjax.ShapeDtypeStruct(s, d) for s, d in shapes]
+    check = mjax.export.DisabledSafetyCheck.custom_call("tpu_custom_call")
+    with _mjax_cpu_as_v5e():
+        exp = mjax.export.export(mjax.jit(f), platforms=["tpu"], disabled_checks=[check])(
+            *avals)
+    with context():
+        module = ir.Module.parse(exp.mlir_module())
+        (call,) = custom_calls(module)
+        config, text = decode(call)
+    jax_config, jax_text = _mosaic(jax, *JAX_KERNELS[name])
+    assert config == jax_config
+    with context():
+        a, b = normalize(jax_text), normalize(text)
+    assert a == b, _diff(a, b)
+
+
 def _args(name, seed=0):
     if name == "int4_scalar_indirect_load":          # (JAX's test's: in-bounds indices)
         return [np.array([[3, 0, 0, 1]], I4)]
