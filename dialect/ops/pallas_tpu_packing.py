@@ -6,8 +6,8 @@
         x rounded to `target_dtype` (bf16 or an 8-bit float) up or down in magnitude
         at random: away from zero with probability equal to x's distance from the
         value below it in magnitude over the gap to the value above, `bits` giving the
-        randomness (Mosaic's tpu.stochastic_convert). Interpret mode compares the
-        fraction with bits / 2**32.
+        randomness (Mosaic's tpu.stochastic_convert; interpret mode: see
+        passes/rules/pallas_tpu_packing.py).
     %p = "jaxpr.pack_elementwise"(%x0, ..., %x{k-1}: T[s]) {packed_dtype = P} -> uN[s]
         k = bits(T) / bits(P) arrays converted to P (integers truncated, f32 rounded to
         bf16) and their bits interleaved into one N = bits(T)-bit word per element,

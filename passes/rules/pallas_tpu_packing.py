@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from mjax.dialect.dtype_rules import is_signed
+from mjax.dialect.dtype_rules import bitwidth, is_int, is_signed
 from mjax.dialect.ops import pallas_tpu_packing as PK
 from mjax.dialect.types import aval_of
 from mjax.passes.rules import batch_util as B
@@ -47,8 +47,8 @@ def _and(x, mask):
 
 def _u32_bits(x, dtype):
     """The element's bits, zero-extended into a u32 (floats bitcast first)."""
-    dt, w = np.dtype(dtype), PK.bitwidth(dtype)
-    if not PK.is_integer(dt):
+    dt, w = np.dtype(dtype), bitwidth(dtype)
+    if not is_int(dt):
         x = hlo.bitcast_convert(H.ttype(_shape(x), np.dtype(f"uint{w}")), x)
     elif is_signed(dt):                         # (through i32: convert keeps the bits)
         x = hlo.convert(H.ttype(_shape(x), np.int32), x)
@@ -59,10 +59,10 @@ def _u32_bits(x, dtype):
 @lowering(PK.PackElementwiseOp)
 def _pack_lower(ctx, *xs, packed_dtype):
     src, out = ctx.avals_in[0], ctx.avals_out[0]
-    pb = PK.bitwidth(packed_dtype)
+    pb = bitwidth(packed_dtype)
     word = None
     for i, x in enumerate(xs):
-        if not PK.is_integer(src.dtype):          # f32 -> bf16 (round to nearest even)
+        if not is_int(src.dtype):                 # f32 -> bf16 (round to nearest even)
             x = hlo.convert(H.ttype(src.shape, packed_dtype), x)
             bits = _u32_bits(x, packed_dtype)
         else:                                     # integers: the low bits, truncated
@@ -76,19 +76,20 @@ def _pack_lower(ctx, *xs, packed_dtype):
 @lowering(PK.UnpackElementwiseOp)
 def _unpack_lower(ctx, x, *, index, packed_dtype, unpacked_dtype):
     src, out = ctx.avals_in[0], ctx.avals_out[0]
-    pb, packed = PK.bitwidth(packed_dtype), np.dtype(packed_dtype)
+    pb, packed = bitwidth(packed_dtype), np.dtype(packed_dtype)
     field = _and(hlo.shift_right_logical(_u32_bits(x, src.dtype), _c(x, index * pb)),
                  (1 << pb) - 1)
-    if not PK.is_integer(packed):
-        if pb != 16 or PK.is_integer(unpacked_dtype):
+    if not is_int(packed):
+        if pb != 16 or is_int(unpacked_dtype):
             raise NotImplementedError(f"unpack_elementwise of {packed.name} into "
                                       f"{np.dtype(unpacked_dtype).name} in interpret mode "
                                       f"(bfloat16 into float32 only)")
         f32 = hlo.bitcast_convert(H.ttype(out.shape, np.float32),
                                   hlo.shift_left(field, _c(field, 16)))
         return H.convert(f32, np.dtype(unpacked_dtype))
-    if is_signed(packed):                           # sign-extend the field
-        s = hlo.convert(H.ttype(out.shape, np.int32), hlo.shift_left(field, _c(field, 32 - pb)))
+    if is_signed(packed):                         # sign-extend the field
+        up = hlo.shift_left(field, _c(field, 32 - pb))
+        s = hlo.convert(H.ttype(out.shape, np.int32), up)
         field = hlo.shift_right_arithmetic(s, _c(s, 32 - pb, np.int32))
     return hlo.convert(H.ttype(out.shape, unpacked_dtype), field)
 
@@ -96,8 +97,8 @@ def _unpack_lower(ctx, x, *, index, packed_dtype, unpacked_dtype):
 @lowering(PK.StochasticRoundOp)
 def _stochastic_round_lower(ctx, x, random_bits, *, target_dtype):
     target = np.dtype(target_dtype)
-    shape, tb = ctx.avals_in[0].shape, PK.bitwidth(target)
-    f32, t_u = (lambda v: H.ttype(shape, v))(np.float32), H.ttype(shape, f"uint{tb}")
+    shape, tb = ctx.avals_in[0].shape, bitwidth(target)
+    f32, t_u = H.ttype(shape, np.float32), H.ttype(shape, np.dtype(f"uint{tb}"))
     cmp = H.compare
     t = hlo.convert(H.ttype(shape, target), x)              # the nearest (even) value
     tf = hlo.convert(f32, t)
