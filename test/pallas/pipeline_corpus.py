@@ -209,3 +209,81 @@ def pipeline_corpus(J, pl, pltpu) -> dict:
                               out_specs=(ANY, ANY))(x, y, z)
     K["non_flat"] = (non_flat, [((512,), np.float32)] * 3, lambda x, y, z: (x + y, z))
     return K
+
+
+def gather_scatter_corpus(J, pl, pltpu) -> dict:
+    """PallasCallMultipleBufferedPipelineTest's block gather and scatter (index maps that
+    read an SMEM ref: repeated block indices skip copies) and single-buffered refs."""
+    jnp = J.numpy
+    K = {}
+    ANY = pl.BlockSpec(memory_space=pl.ANY)
+    SMEM = pl.BlockSpec(memory_space=pltpu.SMEM)
+    idx = [0, 0, 2, 3, 3, 3, 1, 7, 6, 6]
+
+    def gather(count, lookahead=False):
+        def kernel(x_hbm_ref, blk_ref, o_hbm_ref):
+            def body(x_ref, o_ref):
+                o_ref[...] = x_ref[...]
+            pltpu.emit_pipeline(
+                body, grid=(len(idx),),
+                in_specs=[pl.BlockSpec((128, 128), index_map=lambda i: (blk_ref[i], 0),
+                                       pipeline_mode=pl.Buffered(buffer_count=count,
+                                                                 use_lookahead=lookahead))],
+                out_specs=pl.BlockSpec((128, 128), lambda i: (i, 0),
+                                       pipeline_mode=pl.Buffered(buffer_count=2)),
+            )(x_hbm_ref, o_hbm_ref)
+        return lambda x, b: pl.pallas_call(
+            kernel, out_shape=J.ShapeDtypeStruct((len(idx) * 128, 128), jnp.int32),
+            in_specs=[ANY, SMEM], out_specs=ANY)(x, b)
+    rows = np.concatenate([np.arange(b * 128, b * 128 + 128) for b in idx])
+    for count in (2, 4):
+        for la in (False, True):
+            K[f"gather{count}{'_lookahead' if la else ''}"] = (
+                gather(count, la), [((1024, 128), np.int32), ((10,), np.int32)],
+                lambda x, b: x[rows], lambda: np.asarray(idx, np.int32))
+
+    out_idx = [0, 0, 2, 2, 2, 5, 3, 3]
+
+    def scatter(x, b):
+        def kernel(x_hbm_ref, blk_ref, o_hbm_ref):
+            def zero(o_vmem):
+                o_vmem[...] = jnp.zeros(o_vmem.shape, jnp.int32)
+                pltpu.sync_copy(o_vmem, o_hbm_ref)
+            pl.run_scoped(zero, pltpu.VMEM((1024, 128), jnp.int32))
+
+            def body(x_ref, o_ref):
+                o_ref[...] = x_ref[...]
+            pltpu.emit_pipeline(
+                body, grid=(8,),
+                in_specs=[pl.BlockSpec((128, 128), lambda i: (i, 0))],
+                out_specs=pl.BlockSpec((128, 128), lambda i: (blk_ref[i], 0)),
+            )(x_hbm_ref, o_hbm_ref)
+        return pl.pallas_call(kernel, out_shape=J.ShapeDtypeStruct((1024, 128), jnp.int32),
+                              in_specs=[ANY, SMEM], out_specs=ANY)(x, b)
+
+    def scattered(x, b):
+        out = np.zeros((1024, 128), np.int32)
+        for i, k in enumerate(out_idx):
+            out[k * 128:(k + 1) * 128] = x[i * 128:(i + 1) * 128]
+        return out
+    K["scatter"] = (scatter, [((1024, 128), np.int32), ((8,), np.int32)], scattered,
+                    lambda: np.asarray(out_idx, np.int32))
+
+    def single(x):
+        def kernel(x_hbm, o_hbm):
+            def body(x_ref, o_ref):
+                @pl.when(pl.program_id(1) == 0)
+                def _():
+                    o_ref[...] = jnp.zeros_like(o_ref)
+                o_ref[...] += x_ref[...]
+            one = pl.Buffered(buffer_count=1)
+            pltpu.emit_pipeline(
+                body, grid=(2, 3),
+                in_specs=[pl.BlockSpec((8, 128), lambda i, j: (i, j), pipeline_mode=one)],
+                out_specs=pl.BlockSpec((8, 128), lambda i, j: (i, 0), pipeline_mode=one),
+            )(x_hbm, o_hbm)
+        return pl.pallas_call(kernel, out_shape=J.ShapeDtypeStruct((16, 128), jnp.float32),
+                              in_specs=[ANY], out_specs=ANY)(x)
+    K["single_buffered"] = (single, [((16, 384), np.float32)],
+                            lambda x: x.reshape(2, 8, 3, 128).sum(2).reshape(16, 128), None)
+    return K

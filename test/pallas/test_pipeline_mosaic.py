@@ -24,16 +24,26 @@ from mjax.dialect.context import context  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 
-from pipeline_corpus import pipeline_corpus  # noqa: E402
+from pipeline_corpus import gather_scatter_corpus, pipeline_corpus  # noqa: E402
 from test_mosaic_differential import (_cpu_as_v5e, _diff, constants_by_value,  # noqa: E402
                                       custom_calls, decode, jax_tpu_text, normalize)
 
-JAX_KERNELS = pipeline_corpus(jax, jpl, jpltpu)
-MJAX_KERNELS = pipeline_corpus(mjax, pl, pltpu)
+
+
+def _corpus(J, P, T) -> dict:
+    """name -> (f, [(shape, dtype)], NumPy's function, the last argument's fixed value
+    (an SMEM array of block indices) or None)."""
+    out = {k: (*v, None) for k, v in pipeline_corpus(J, P, T).items()}
+    out.update(gather_scatter_corpus(J, P, T))
+    return out
+
+
+JAX_KERNELS = _corpus(jax, jpl, jpltpu)
+MJAX_KERNELS = _corpus(mjax, pl, pltpu)
 
 
 def _jax_module(name) -> str:
-    f, shapes, _ = JAX_KERNELS[name]
+    f, shapes, _, _ = JAX_KERNELS[name]
     # (JAX's pipeline asks the chip for its tiling: the CPU answers as a v5e)
     with _cpu_as_v5e():
         text = jax_tpu_text(f, [jax.ShapeDtypeStruct(s, d) for s, d in shapes], export=True)
@@ -44,7 +54,7 @@ def _jax_module(name) -> str:
 
 
 def _mjax_module(name) -> str:
-    f, shapes, _ = MJAX_KERNELS[name]
+    f, shapes, _, _ = MJAX_KERNELS[name]
     avals = [mjax.ShapeDtypeStruct(s, d) for s, d in shapes]
     text = mjax.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text()
     with context(), ir.Location.unknown():
@@ -76,9 +86,12 @@ def test_pipeline_module_matches_jax(name):
 
 def _args(name):
     rng = np.random.default_rng(0)
-    _, shapes, _ = JAX_KERNELS[name]
-    return [rng.integers(-100, 100, s).astype(d) if np.dtype(d).kind == "i"
+    _, shapes, _, fixed = JAX_KERNELS[name]
+    args = [rng.integers(-100, 100, s).astype(d) if np.dtype(d).kind == "i"
             else rng.standard_normal(s).astype(d) for s, d in shapes]
+    if fixed is not None:
+        args[-1] = fixed()
+    return args
 
 
 @pytest.mark.parametrize("name", sorted(JAX_KERNELS))

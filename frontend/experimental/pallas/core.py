@@ -110,8 +110,12 @@ class MemoryRef:
 
 @dataclasses.dataclass(frozen=True)
 class Buffered:
-    """Pipelining hint (number of buffers); ignored by interpret mode. JAX: pl.Buffered."""
+    """Pipelining hint: the number of buffers (and, for pltpu.emit_pipeline's inputs,
+    whether to fetch ahead as far as free buffers allow); interpret mode runs the same
+    copies. `revisit` is accepted and ignored. JAX: pl.Buffered."""
     buffer_count: int = 2
+    use_lookahead: bool = False
+    revisit: Any = None
 
 
 @dataclasses.dataclass(frozen=True)

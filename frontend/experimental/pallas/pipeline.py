@@ -5,7 +5,9 @@ The pipeline is JAX's (pipeline_buffers.py): a ref outside VMEM (pl.ANY, HBM, a 
 block) gets VMEM buffers of `buffer_count` slots (2, or the spec's pl.Buffered(n); one
 where the block is the whole ref and never moves) and a DMA semaphore per slot, all in one
 run_scoped; its blocks are prefetched ahead of the body, waited for, written back, with
-copies skipped where a block index repeats. A ref already in the spec's memory space
+copies skipped where a block index repeats (with pl.Buffered(n, use_lookahead=True), an
+input fetches its next changed blocks as far ahead as free slots allow, in a while loop).
+A ref already in the spec's memory space
 (pltpu.VMEM refs with VMEM specs, an HBM output with an HBM spec) is used in place, one
 `.at[...]` window per step. `no_pipelining=True` copies each block in and out
 synchronously. The ops are emitted in the order JAX's pipeline emits them, so the

@@ -14,7 +14,8 @@ the steps before and after it, and the copies and waits each ref needs then:
 - after the loop, the last write-backs are waited for.
 
 A block index that does not change between steps skips the copy: the body sees the same
-slot again (an output accumulates in it). Slot counters are u32 loop carries; the ops are
+slot again (an output accumulates in it). An input with lookahead fetches the next blocks
+that change as far ahead as its free slots allow (`Step.fetch_ahead`). Slot counters are u32 loop carries; the ops are
 emitted in the order JAX's pipeline emits them, so Mosaic sees the same kernel.
 JAX: pallas/mosaic/pipeline.py (BufferedRef, Scheduler).
 """
@@ -137,9 +138,10 @@ class PipelinedRef:
         self.spec, self.src, self.is_input = spec, ref, is_input
         self.is_output = not is_input
         mode = getattr(spec, "pipeline_mode", None)
-        if mode is not None and getattr(mode, "use_lookahead", False):
-            raise NotImplementedError("emit_pipeline with pl.Buffered(use_lookahead=True) "
-                                      "is not supported by mjax")
+        self.lookahead = bool(getattr(mode, "use_lookahead", False))
+        if self.lookahead and not is_input:
+            raise ValueError("Output buffering does not support lookahead.")
+        self.rank = len(grid)
         self.trivial = self._trivial_windowing(grid)
         count = 2
         if mode is not None and getattr(mode, "buffer_count", None) is not None:
@@ -160,6 +162,7 @@ class PipelinedRef:
         self.window = None               # the buffer, or the ref's window this step
         self.sem_in = self.sem_out = None
         self.copy_in = self.wait_in = self.copy_out = self.wait_out = None
+        self.next_fetch = None           # (lookahead: the grid indices fetched up to)
 
     # -- what the ref needs ---------------------------------------------------------------
     def _trivial_windowing(self, grid) -> bool:
@@ -219,16 +222,22 @@ class PipelinedRef:
             self.copy_in, self.wait_in = _u32(0), _u32(0)
         else:
             self.copy_out, self.wait_out = _u32(0), _u32(0)
+        if self.lookahead:
+            self.next_fetch = tuple(jnp.int32(0) for _ in range(self.rank))
 
     def slots(self) -> list:
-        return [self.copy_in, self.wait_in] if self.is_input else [self.copy_out,
-                                                                   self.wait_out]
+        out = [self.copy_in, self.wait_in] if self.is_input else [self.copy_out,
+                                                                  self.wait_out]
+        return out + list(self.next_fetch or ())
 
     def set_slots(self, values) -> None:
+        values = list(values)
         if self.is_input:
-            self.copy_in, self.wait_in = values
+            self.copy_in, self.wait_in = values[:2]
         else:
-            self.copy_out, self.wait_out = values
+            self.copy_out, self.wait_out = values[:2]
+        if self.lookahead:
+            self.next_fetch = tuple(values[2:])
 
     def _slot(self, counter):
         return lax.rem(counter, _u32(self.count))
@@ -375,6 +384,14 @@ class Step:
         with named_scope(f"ep_initialize_{k}"):
             if not r.is_input or not r.buffered or r.trivial or k + 1 >= r.count:
                 return
+            if r.lookahead:
+                if k == 0:          # (the first block is always fetched)
+                    ids = _offset(r.next_fetch)
+                    when(self.first)(lambda: r.start_in(ids))
+                    r.copy_in = _advance(r.copy_in, self.first)
+                else:
+                    self.fetch_ahead(r, self.first, max_fetches=1)
+                return
             if k == 0:
                 pred = self.first
             else:
@@ -384,6 +401,42 @@ class Step:
             ids = self.fetch[k]
             when(pred)(lambda: r.start_in(ids))
             r.copy_in = _advance(r.copy_in, pred)
+
+    def fetch_ahead(self, r: PipelinedRef, pred, max_fetches=None) -> None:
+        """Lookahead: fetch the input's next blocks that differ from the one before
+        them, as far ahead in the grid as its free slots allow (at most `max_fetches`),
+        in a while loop. JAX: fetch_with_lookahead."""
+        grid = self.grid
+        limit = r.wait_in + r.count
+        if max_fetches is not None:
+            once = r.copy_in + max_fetches
+            limit = lax.select(limit < once, limit, once)
+
+        def cond(carry):
+            _, nxt, fetched = carry
+            within = fetched < limit
+            flags = [i < g for i, g in zip(nxt, grid)]
+            in_grid = True
+            for f in flags:
+                in_grid = in_grid & f
+            return pred & within & in_grid
+
+        def body(carry):
+            cur, nxt, fetched = carry
+            cur_ids, nxt_ids = _offset(cur), _offset(nxt)
+            changed = differ(r.block_index(cur_ids), r.block_index(nxt_ids))
+            saved, r.copy_in = r.copy_in, fetched
+            when(changed)(lambda: r.start_in(nxt_ids))
+            r.copy_in = saved
+            step = _u32(changed) if isinstance(changed, bool) else \
+                lax.convert_element_type(changed, np.uint32)
+            fetched = fetched + step
+            return nxt, next_indices(nxt, grid, overflow=True), fetched
+
+        cur = tuple(r.next_fetch)
+        first = next_indices(cur, grid, overflow=True)
+        last, _, fetched = lax.while_loop(cond, body, (cur, first, r.copy_in))
+        r.next_fetch, r.copy_in = tuple(last), fetched
 
     def alias(self, r: PipelinedRef) -> None:
         if not r.buffered:
@@ -396,6 +449,9 @@ class Step:
         if r.buffered and r.count < 2:
             pred = pred | self.first
         if not r.is_input:
+            return
+        if r.lookahead:
+            self.fetch_ahead(r, True)
             return
 
         def start():
