@@ -558,3 +558,83 @@ def test_int4_rank1_block_below_its_tiling_is_refused_as_jax():
         _mosaic(jax, f(jax, jpl), aval)
     with pytest.raises(NotImplementedError, match="power of 2 of at least 1024"):
         _mosaic(mjax, f(mjax, pl), aval)
+
+
+# ---- JAX's tpu_ops_test bitcast and integer-cast sweeps, int4 among the dtypes --------------
+SWEEP_DTYPES = (np.dtype(np.float32), BF16, np.dtype(np.int32), np.dtype(np.int16),
+                np.dtype(np.int8), I4, np.dtype(ml_dtypes.float8_e5m2))
+INT_DTYPES = tuple(np.dtype(d) for d in (np.int32, np.int16, np.int8, I4, np.uint32,
+                                         np.uint16, np.uint8, U4))
+
+
+def _bitcast_kernel(J, pl, pltpu, to, ref, prim):
+    """tpu_ops_test's test_bitcast kernel: a value or Ref bitcast, through [...] or
+    pltpu.load/store."""
+    def f(x):
+        def kernel(x_ref, y_ref):
+            if ref:
+                v = pltpu.load(x_ref.bitcast(to)) if prim else x_ref.bitcast(to)[...]
+            else:
+                v = pltpu.bitcast(pltpu.load(x_ref) if prim else x_ref[...], to)
+            if prim:
+                pltpu.store(y_ref, v)
+            else:
+                y_ref[...] = v
+        return pl.pallas_call(kernel, out_shape=J.ShapeDtypeStruct(
+            (32 // _bits(to), 256), to))(x)
+    return f
+
+
+def _same_mosaic(jf, mf, shapes):
+    a, b = _mosaic(jax, jf, shapes)[1], _mosaic(mjax, mf, shapes)[1]
+    with context():
+        a, b = normalize(a), normalize(b)
+    assert a == b, _diff(a, b)
+
+
+@pytest.mark.parametrize("src,dst", [(a, b) for a in SWEEP_DTYPES for b in SWEEP_DTYPES
+                                     if a != b])
+def test_bitcast_sweep_matches_jax(src, dst):
+    """Every variant prints as JAX's Mosaic; the values (JAX's interpreter runs the
+    value bitcasts, not Ref.bitcast views) are JAX's, and all four variants agree."""
+    shape = (32 // _bits(src), 256)
+    x = np.arange(np.prod(shape)).reshape(shape)
+    x = (x % 7 - 3).astype(src) if "int" in src.name else (x / 17).astype(src)
+    with jpltpu.force_tpu_interpret_mode():
+        want = np.asarray(_bitcast_kernel(jax, jpl, jpltpu, dst, False, False)(x))
+    for ref in (False, True):
+        for prim in (False, True):
+            _same_mosaic(_bitcast_kernel(jax, jpl, jpltpu, dst, ref, prim),
+                         _bitcast_kernel(mjax, pl, pltpu, dst, ref, prim), [(shape, src)])
+            with pltpu.force_tpu_interpret_mode():
+                got = np.asarray(_bitcast_kernel(mjax, pl, pltpu, dst, ref, prim)(x))
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.astype(np.int64) if _bits(dst) < 8 else
+                                          got.view(f"uint{_bits(dst)}"),
+                                          want.astype(np.int64) if _bits(dst) < 8 else
+                                          want.view(f"uint{_bits(dst)}"))
+
+
+@pytest.mark.parametrize("src,dst", [(a, b) for a in INT_DTYPES for b in INT_DTYPES])
+def test_integer_cast_sweep_matches_jax(src, dst):
+    """tpu_ops_test's test_integer_cast: JAX's Mosaic; values from both ends of the
+    source's range as JAX's interpreter and NumPy (astype, wrapping) give them."""
+    def cast(J, pl):
+        def f(x):
+            def body(x_ref, o_ref):
+                o_ref[...] = J.lax.convert_element_type(x_ref[...], dst)
+            return pl.pallas_call(body, out_shape=J.ShapeDtypeStruct(x.shape, dst))(x)
+        return f
+    _same_mosaic(cast(jax, jpl), cast(mjax, pl), [((24, 256), src)])
+    info = ml_dtypes.iinfo(src)
+    ramp = np.arange(8 * 256).reshape(8, 256)
+    x = np.concatenate([info.min + ramp, ramp % 251 - 125, info.max - ramp])
+    x = np.clip(x, info.min, info.max).astype(src)
+    with jpltpu.force_tpu_interpret_mode():
+        want = np.asarray(cast(jax, jpl)(x))
+    with pltpu.force_tpu_interpret_mode():
+        got = np.asarray(cast(mjax, pl)(x))
+    assert got.dtype == want.dtype == dst
+    np.testing.assert_array_equal(got, want)
+    if _bits(src) >= 8 and _bits(dst) >= 8:
+        np.testing.assert_array_equal(got, x.astype(dst))
