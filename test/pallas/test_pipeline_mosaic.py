@@ -145,3 +145,13 @@ def test_buffered_slots_and_errors():
         f(np.zeros((16, 128), np.float32))
     with pytest.raises(ValueError, match="strictly positive"):
         pltpu.emit_pipeline(lambda o: None, grid=(0, 2))
+
+    def prologue(x_hbm, o_hbm):
+        spec = pl.BlockSpec((8, 128), lambda i: (i, 0))
+        pltpu.emit_pipeline(lambda x, o: None, grid=(2,), in_specs=[spec], out_specs=spec)(
+            x_hbm, o_hbm, body_prologue=lambda: None)
+    g = pl.pallas_call(prologue, out_shape=mjax.ShapeDtypeStruct((16, 128), np.float32),
+                       in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+                       out_specs=pl.BlockSpec(memory_space=pl.ANY), interpret=True)
+    with pytest.raises(NotImplementedError, match="body_prologue"):
+        g(np.zeros((16, 128), np.float32))

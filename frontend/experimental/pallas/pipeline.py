@@ -263,11 +263,20 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_ax
         raise ValueError(f"All elements in the grid must be strictly positive, but got "
                          f"grid={grid}")
 
-    def pipeline(*refs, scratches=None, first_cycle=None, last_cycle=None,
-                 init_accumulators=None, prefetch=None, postyeet=None, schedule=None,
-                 body_prologue=None):
+    def pipeline(*refs, scratches=None, allocations=None, body_prologue=None,
+                 first_cycle=None, last_cycle=None, init_accumulators=None, prefetch=None,
+                 postyeet=None, schedule=None):
+        if allocations is not None:
+            raise NotImplementedError("emit_pipeline's pipeline(allocations=...) (buffers "
+                                      "made once by emit_pipeline_with_allocations) is not "
+                                      "supported by mjax")
+        if body_prologue is not None:
+            # (JAX 0.10.2 runs it only with allocations: without, its pipeline drops it)
+            raise NotImplementedError("emit_pipeline's pipeline(body_prologue=...) runs only "
+                                      "with allocations=... in JAX 0.10.2 (without them it "
+                                      "is dropped), which mjax does not support")
         if any(x is not None for x in (first_cycle, last_cycle, init_accumulators, prefetch,
-                                       postyeet, schedule, body_prologue)):
+                                       postyeet, schedule)):
             raise NotImplementedError("emit_pipeline's pipelining hooks (first_cycle, "
                                       "prefetch, schedule, ...) are not supported by mjax")
         flat = trace_trees.tree_leaves(refs, is_leaf=lambda x: isinstance(x, Ref))
