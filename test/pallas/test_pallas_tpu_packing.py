@@ -682,3 +682,23 @@ def test_scalar_integer_ops_match_jax(op, dtype):
         got = np.asarray(f(mjax, pl, pltpu)(x))
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+def test_chained_int4_bitcasts_fail_in_interpret_mode_as_jax():
+    """pltpu.bitcast(pltpu.bitcast(int4, int32), int8) in interpret mode: XLA's CPU
+    compiler folds the two bitcast-converts into one from s4 with the wrong minor dim
+    and its verifier refuses it, in JAX's TPU interpreter and in mjax's alike."""
+    def kernel(J, P, tp):
+        def f(x):
+            def k(x_ref, b_ref):
+                b_ref[...] = tp.bitcast(tp.bitcast(x_ref[...], J.numpy.int32),
+                                        J.numpy.int8)
+            return P.pallas_call(k, out_shape=J.ShapeDtypeStruct((32, 128),
+                                                                 J.numpy.int8))(x)
+        return f
+    x = (np.arange(64 * 128) % 16 - 8).reshape(64, 128).astype(I4)
+    message = "is not equal to ratio of bit-widths=2 for bitcast-convert from s4"
+    for J, P, tp in ((jax, jpl, jpltpu), (mjax, pl, pltpu)):
+        with tp.force_tpu_interpret_mode(), pytest.raises(Exception, match=message):
+            np.asarray(kernel(J, P, tp)(x))
+    _same_mosaic(kernel(jax, jpl, jpltpu), kernel(mjax, pl, pltpu), [((64, 128), I4)])
