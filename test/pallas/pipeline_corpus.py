@@ -30,6 +30,18 @@ def pipeline_corpus(J, pl, pltpu) -> dict:
         return call(kernel, J.ShapeDtypeStruct((16, 256), jnp.float32), 1)(x)
     K["add_one"] = (add_one, [((16, 256), np.float32)], lambda x: x + 1)
 
+    # -- a grid size given as an array (traced: the step count and its checks are ops) ----
+    def dynamic_grid(x):
+        def body(x_ref, o_ref):
+            o_ref[...] = x_ref[...] * 2.0
+
+        def kernel(x_hbm, o_hbm):
+            spec = pl.BlockSpec((8, 128), lambda i, j: (i, j))
+            pltpu.emit_pipeline(body, grid=(jnp.array(2), 2), in_specs=[spec],
+                                out_specs=spec)(x_hbm, o_hbm)
+        return call(kernel, J.ShapeDtypeStruct((16, 256), jnp.float32), 1)(x)
+    K["dynamic_grid"] = (dynamic_grid, [((16, 256), np.float32)], lambda x: x * 2)
+
     # -- tpu_pallas_pipeline_test: test_pipeline_matmul (no_pipelining False and True) ----
     def matmul(no_pipelining):
         def body(x_ref, y_ref, z_ref):

@@ -166,7 +166,7 @@ def _pipelined(body, grid, specs, flat, n_in, no_pipelining) -> None:
         ids = keep_unit_dims(ids, grid)
         for r, sl in zip(refs, r_slots):
             r.set_slots(sl)
-        sched = Step(step, ids, grid, stages, total)
+        sched = Step(step, ids, grid, stages)
         with _pipeline_grid(sched.ids, grid):
             for r in refs:
                 sched.alias(r)
@@ -206,7 +206,7 @@ def _pipelined(body, grid, specs, flat, n_in, no_pipelining) -> None:
             return
 
         def main():
-            sched = Step(0, init, grid, stages, total)
+            sched = Step(0, init, grid, stages)
             for r in refs:
                 r.init_slots()
             for r in refs:
@@ -220,7 +220,7 @@ def _pipelined(body, grid, specs, flat, n_in, no_pipelining) -> None:
                                         ([r.slots() for r in refs], init))
             for r, sl in zip(refs, slots):
                 r.set_slots(sl)
-            sched = Step(total - 1, prev_indices(last, grid), grid, stages, total)
+            sched = Step(total - 1, prev_indices(last, grid), grid, stages)
             with _pipeline_grid(sched.ids, grid):
                 for r in refs:
                     sched.finalize(r)

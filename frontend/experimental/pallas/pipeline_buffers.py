@@ -341,10 +341,11 @@ class Step:
     """One step of the pipeline's loop (`step` traced, or a Python int before and after
     the loop) at grid indices `ids`. JAX: Scheduler."""
 
-    def __init__(self, step, ids, grid, stages: int, total):
-        self.step, self.grid, self.total = step, grid, total
+    def __init__(self, step, ids, grid, stages: int):
+        # (the step count made again by each step, as JAX's: ops where the grid is traced)
+        self.step, self.grid, self.total = step, grid, total_steps(grid)
         self.first = step == 0
-        self.last = step == total - 1
+        self.last = step == self.total - 1
         self.ids = _offset(ids)
         self.prev = _offset(prev_indices(ids, grid))
         nxt = next_indices(ids, grid)
