@@ -8,6 +8,7 @@ asserted too).
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 
 import ml_dtypes
@@ -29,6 +30,7 @@ from mjax.experimental.pallas import tpu_info as mjax_tpu_info  # noqa: E402
 from test_mosaic_differential import (_cpu_as_v5e, _diff, constants_by_value,  # noqa: E402
                                       custom_calls, decode, jax_tpu_text, normalize)
 
+ON_TPU = os.environ.get("MJAX_TEST_TPU", "") not in ("", "0")   # (conftest.py's)
 I4, U4, I2 = (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4),
               np.dtype(ml_dtypes.int2))
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -687,7 +689,8 @@ def test_scalar_integer_ops_match_jax(op, dtype):
 def test_chained_int4_bitcasts_fail_in_interpret_mode_as_jax():
     """pltpu.bitcast(pltpu.bitcast(int4, int32), int8) in interpret mode: XLA's CPU
     compiler folds the two bitcast-converts into one from s4 with the wrong minor dim
-    and its verifier refuses it, in JAX's TPU interpreter and in mjax's alike."""
+    and its verifier refuses it, in JAX's TPU interpreter and in mjax's alike (on the
+    chip: JAX's values)."""
     def kernel(J, P, tp):
         def f(x):
             def k(x_ref, b_ref):
@@ -698,7 +701,41 @@ def test_chained_int4_bitcasts_fail_in_interpret_mode_as_jax():
         return f
     x = (np.arange(64 * 128) % 16 - 8).reshape(64, 128).astype(I4)
     message = "is not equal to ratio of bit-widths=2 for bitcast-convert from s4"
-    for J, P, tp in ((jax, jpl, jpltpu), (mjax, pl, pltpu)):
-        with tp.force_tpu_interpret_mode(), pytest.raises(Exception, match=message):
-            np.asarray(kernel(J, P, tp)(x))
+    if ON_TPU:              # (XLA's TPU compiler: whatever JAX's interpreter does)
+        with jpltpu.force_tpu_interpret_mode():
+            want = np.asarray(kernel(jax, jpl, jpltpu)(x))
+        with pltpu.force_tpu_interpret_mode():
+            np.testing.assert_array_equal(np.asarray(kernel(mjax, pl, pltpu)(x)), want)
+    else:
+        for J, P, tp in ((jax, jpl, jpltpu), (mjax, pl, pltpu)):
+            with tp.force_tpu_interpret_mode(), pytest.raises(Exception, match=message):
+                np.asarray(kernel(J, P, tp)(x))
     _same_mosaic(kernel(jax, jpl, jpltpu), kernel(mjax, pl, pltpu), [((64, 128), I4)])
+
+
+@pytest.mark.parametrize("name", sorted(JAX_KERNELS))
+def test_compiled_kernels_match_jax(name):
+    """Compiled (not interpreted): on the chip (MJAX_TEST_TPU=1) both libraries run the
+    kernel with the same values, the same random bits giving the same stochastic
+    rounding (or both refuse it where libtpu does); off the chip both refuse with JAX's
+    ValueError."""
+    args = _args(name)
+    if name.startswith("stochastic_round"):
+        args[1] = np.random.default_rng(1).integers(0, 2**32, args[1].shape,
+                                                    np.uint64).astype(np.uint32)
+    if not ON_TPU:
+        for K in (JAX_KERNELS, MJAX_KERNELS):
+            with pytest.raises(ValueError, match="Only interpret mode is supported on CPU"):
+                K[name][0](*args)
+        return
+    try:
+        want = [np.asarray(w) for w in jax.tree.leaves(JAX_KERNELS[name][0](*args))]
+    except Exception:                     # (libtpu refuses it: so must mjax's call)
+        with pytest.raises(Exception):
+            mjax.tree.leaves(MJAX_KERNELS[name][0](*args))
+        return
+    got = [np.asarray(g) for g in mjax.tree.leaves(MJAX_KERNELS[name][0](*args))]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
