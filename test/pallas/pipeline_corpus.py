@@ -42,6 +42,21 @@ def pipeline_corpus(J, pl, pltpu) -> dict:
         return call(kernel, J.ShapeDtypeStruct((16, 256), jnp.float32), 1)(x)
     K["dynamic_grid"] = (dynamic_grid, [((16, 256), np.float32)], lambda x: x * 2)
 
+    # -- PallasCallMegacoreTest's test_megacore_mul on one core (a v5e): the grid is left
+    # whole --------------------------------------------------------------------------
+    def one_core(x):
+        def body(x_ref, y_ref):
+            y_ref[...] = x_ref[...] * 2
+
+        def kernel(x_ref, y_ref):
+            pltpu.emit_pipeline(
+                body, grid=(4, 4), in_specs=[pl.BlockSpec((128, 128), lambda i, j: (i, j))],
+                out_specs=pl.BlockSpec((128, 128), lambda i, j: (i, j)), core_axis=0,
+                dimension_semantics=(pltpu.ARBITRARY, pltpu.PARALLEL))(x_ref, y_ref)
+        return call(kernel, J.ShapeDtypeStruct((512, 512), jnp.float32), 1, grid=(1,),
+                    compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)))(x)
+    K["one_core"] = (one_core, [((512, 512), np.float32)], lambda x: x * 2)
+
     # -- tpu_pallas_pipeline_test: test_pipeline_matmul (no_pipelining False and True) ----
     def matmul(no_pipelining):
         def body(x_ref, y_ref, z_ref):

@@ -149,6 +149,18 @@ def test_buffered_slots_and_errors():
         f(np.zeros((16, 128), np.float32))
     with pytest.raises(ValueError, match="strictly positive"):
         pltpu.emit_pipeline(lambda o: None, grid=(0, 2))
+    with pytest.raises(ValueError, match="cannot both be provided"):
+        pltpu.emit_pipeline(lambda o: None, grid=(2,), core_axis=0, core_axis_name="core")
+
+    def two_cores(x_hbm, o_hbm):
+        spec = pl.BlockSpec((8, 128), lambda i: (i, 0))
+        pltpu.emit_pipeline(lambda x, o: None, grid=(2,), in_specs=[spec], out_specs=spec,
+                            core_axis=0, dimension_semantics=(pltpu.PARALLEL,))(x_hbm, o_hbm)
+    h = pl.pallas_call(two_cores, out_shape=mjax.ShapeDtypeStruct((16, 128), np.float32),
+                       in_specs=[pl.BlockSpec(memory_space=pl.ANY)], grid=(2,),
+                       out_specs=pl.BlockSpec(memory_space=pl.ANY), interpret=True)
+    with pytest.raises(NotImplementedError, match="over 2 cores"):
+        h(np.zeros((16, 128), np.float32))
 
     def prologue(x_hbm, o_hbm):
         spec = pl.BlockSpec((8, 128), lambda i: (i, 0))

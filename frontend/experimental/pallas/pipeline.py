@@ -35,7 +35,7 @@ from mjax.experimental.pallas.memory import (_ONE_DMA_SEMAPHORE, async_copy, run
 from mjax.experimental.pallas.pipeline_buffers import (PipelinedRef, Step, keep_unit_dims,
                                                        next_indices, prev_indices,
                                                        total_steps)
-from mjax.experimental.pallas.primitives import current_kernel, when
+from mjax.experimental.pallas.primitives import current_kernel, num_programs, when
 from mjax.experimental.pallas.ref import Ref, as_ref
 from mjax.specs.ref_slice import Slice
 from mjax.tracing.source_info import named_scope
@@ -252,9 +252,19 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_ax
     """Returns `pipeline(*in_refs, *out_refs)`, which runs `body(*in_blocks,
     *out_blocks)` once per point of `grid` on the blocks the specs pick (inside a
     kernel; the refs are usually in pl.ANY). JAX: pltpu.emit_pipeline."""
-    if core_axis is not None or core_axis_name is not None:
-        raise NotImplementedError("emit_pipeline(core_axis=...) (splitting a pipeline "
-                                  "over cores) is not supported by mjax")
+    if core_axis is not None and core_axis_name is not None:
+        raise ValueError("core_axis and core_axis_name cannot both be provided.")
+    axis = core_axis_name if core_axis is None else core_axis
+    if axis is not None:
+        # (JAX splits the grid's first parallel dim over the cores; over one core it
+        # leaves the grid whole, as here)
+        cores = num_programs(axis) if isinstance(axis, int) else lax.axis_size(axis)
+        if not isinstance(cores, (int, np.integer)):
+            raise NotImplementedError(f"Cannot partition grid over dynamic number of cores: "
+                                      f"core_axis={axis!r}")
+        if cores != 1:
+            raise NotImplementedError(f"emit_pipeline splitting its grid over {cores} cores "
+                                      f"(core_axis={axis!r}) is not supported by mjax")
     if _explicit_indices:
         raise NotImplementedError("emit_pipeline(_explicit_indices=True) is not supported "
                                   "by mjax")
