@@ -25,7 +25,7 @@ from mjax.numpy.arguments import check_arraylike, is_array, no_out
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray, astype, fused_values
 from mjax.numpy.promotion import (broadcast_shapes, broadcast_to, KEEP_ANY, KEEP_INEXACT, promote,
-                                  scalar_learner, unchanged_pair)
+                                  promote_ranks, scalar_learner, unchanged_pair)
 from mjax.numpy.scalar_types import bool_, iscomplexobj, pi, uint8
 
 
@@ -344,9 +344,9 @@ def round(a, decimals=0, out=None):  # noqa: A001
 around = round
 
 
-def _numeric(fname, x1, x2):
+def _numeric(fname, x1, x2, promoter=promote):
     """Promoted operands, booleans as the default integer (JAX: promote_args_numeric)."""
-    x1, x2 = promote(fname, x1, x2)
+    x1, x2 = promoter(fname, x1, x2)
     if x1.dtype == _onp.bool_:
         x1, x2 = x1.astype(_dt.default_int()), x2.astype(_dt.default_int())
     return x1, x2
@@ -388,14 +388,14 @@ def floor_divide(x1, x2, /):
 
 @fused_when_eager
 def remainder(x1, x2, /):
-    """x1 mod x2 with the sign of x2 (NumPy's %)."""
-    x1, x2 = _numeric("remainder", x1, x2)
+    """x1 mod x2 with the sign of x2 (NumPy's %); as JAX's, a scalar divisor stays one."""
+    x1, x2 = _numeric("remainder", x1, x2, promote_ranks)
+    zero = _onp.zeros((), x1.dtype)
     if _dt.issubdtype(x1.dtype, _onp.integer):
         x2 = _nonzero(x2)    # (an integer x % 0 is 0, as in JAX)
     r = lax.rem(x1, x2)
-    zero = lax.full_like(r, 0)
-    fix = lax.and_(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(x2, zero)))
-    return lax.select(fix, lax.add(r, x2), r)
+    nonzero, neg = lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(x2, zero))
+    return lax.select(lax.and_(neg, nonzero), lax.add(r, x2), r)
 
 
 mod = remainder

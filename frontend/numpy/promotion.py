@@ -19,7 +19,9 @@ from mjax.arrays.array import Array as _Array
 from mjax.config import config as _config
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.dialect.shape_poly import broadcast_shapes as symbolic_broadcast_shapes
-from mjax.tracing.core import at_user_line, aval_of_value, current_trace as _current_trace, Tracer
+from mjax.tracing.core import (at_user_line, aval_of_value, bind, current_trace as _current_trace,
+                               Tracer)
+from mjax.dialect.ops.structural import ConvertElementTypeOp
 from mjax.dialect import ShapedArray as _ShapedArray
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import is_array
@@ -369,6 +371,34 @@ def _broadcast_promoted(fname, out, avals):
         # JAX: leading 1s up to the result's rank, then lax's implicit broadcast.
         out = [lax.broadcast_to_rank(o, len(shape)) for o in out]
     return [lax.implicit_broadcast(o, shape) for o in out]
+
+
+def promote_ranks(fname, *args):
+    """Promoted dtypes and, where non-scalar operands differ in rank, leading 1s up to the
+    highest rank; scalars and size-1 dims are left to lax's implicit broadcast (JAX:
+    promote_args_numeric's promote_shapes), so ops on a scalar operand stay scalar. As in
+    JAX's jitted jnp functions, a Python scalar operand under a trace is a weak-typed
+    argument cast by an equation (in a TPU kernel: one constant its uses share)."""
+    out = promote(fname, *args, broadcast=False)
+    if _current_trace() is not None:
+        out = [_staged_cast(a, o) if type(a) in (bool, int, float, complex) and
+               not aval_of_value(o).weak_type else o for a, o in zip(args, out)]
+    shapes = [aval_of_value(o).shape for o in out]
+    ranks = {len(s) for s in shapes if s}
+    if len(ranks) < 2:
+        return out
+    _check_rank_promotion(fname, shapes)
+    try:
+        rank = len(broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(at_user_line("Incompatible shapes for broadcasting: shapes="
+                                      f"{[tuple(s) for s in shapes]}")) from None
+    return [lax.broadcast_to_rank(o, rank) for o in out]
+
+
+def _staged_cast(x, like):
+    weak = lax.convert_element_type(x, like.dtype, weak_type=True)
+    return bind(ConvertElementTypeOp, weak, new_dtype=like.dtype, _weak_type=False)
 
 
 def _check_rank_promotion(fname, shapes):

@@ -20,6 +20,7 @@ from mjax.passes.kernel_lowering.arith import ARITH_BINARY, op_for_dtype
 from mjax.passes.kernel_lowering.types import bits, kind
 from mjax.passes.kernel_lowering.unsupported import state_unsupported
 from mjax.passes.mosaic.table import MOSAIC
+from mjax.passes.rules.ad_util import IMPLICIT_BROADCAST
 from mjax.passes.mosaic.types import (Const, MosaicLoweringError, avals_in, aval_out,
                                       full, is_float, is_unsigned, materialize, view_start,
                                       vtype)
@@ -64,9 +65,18 @@ def _not(x, shape) -> ir.Value:
     return arith.xori(x, full(True, np.bool_, shape))      # (as JAX's not: a dense splat)
 
 
-def compare(name: str, x, y, dtype, shape=()) -> ir.Value:
+def compare(name: str, x, y, dtype, shape=(), again=()) -> ir.Value:
+    """`again`: the operands (0, 1) JAX broadcasts a second time (scalars in its jaxpr)
+    where its logical form of a boolean comparison takes them as they are."""
     dt = np.dtype(dtype)
     if dt == np.bool_:          # as JAX: logical ops on i1
+        if again and name in ("lt", "le", "gt", "ge"):
+            negated = _not(x if name in ("lt", "le") else y, shape)
+            x, y = (negated, y) if name in ("lt", "le") else (x, negated)
+            x, y = [vector.broadcast(v.type, v) if i in again else v
+                    for i, v in enumerate((x, y))]
+            return (arith.andi if name in ("lt", "gt") else arith.ori)(x, y)
+        x, y = [vector.broadcast(v.type, v) if i in again else v for i, v in enumerate((x, y))]
         if name == "eq":
             return _not(arith.xori(x, y), shape)
         if name == "ne":
@@ -84,11 +94,32 @@ def compare(name: str, x, y, dtype, shape=()) -> ir.Value:
     return arith.cmpi(getattr(arith.CmpIPredicate, table[name]), x, y)
 
 
+# (for booleans, the operand JAX's logical form takes as it is, not through a `not`)
+_BOOL_DIRECT = {"eq": (0, 1), "ne": (0, 1), "lt": (1,), "le": (1,), "gt": (0,), "ge": (0,)}
+
+
+def _scalar_in_jax(op, i: int, x) -> bool:
+    """Whether operand `i` is a scalar in JAX's jaxpr: a splat literal, or a scalar the
+    frontend broadcast for lax (its marked implicit broadcast)."""
+    if isinstance(x, Const):
+        flat = x.value.reshape(-1)
+        return bool(flat.size) and bool((flat == flat[0]).all())
+    owner = op.operands[i].owner
+    if isinstance(owner, ir.Block):
+        return False
+    owner = owner.operation
+    return owner.name == St.BroadcastInDimOp.OPERATION_NAME and \
+        IMPLICIT_BROADCAST in owner.attributes and \
+        ir.RankedTensorType(owner.operands[0].type).rank == 0
+
+
 @MOSAIC.register(E.EqOp, E.NeOp, E.LtOp, E.LeOp, E.GtOp, E.GeOp)
 def _compare(kl, op, x, y, **params):
-    x, y = _operands(kl, op, x, y)
-    a = avals_in(op)[0]
-    return [compare(type(op.opview).primitive, x, y, a.dtype, a.shape)]
+    a, name = avals_in(op)[0], type(op.opview).primitive
+    scalar = [_scalar_in_jax(op, i, v) for i, v in enumerate((x, y))] \
+        if a.shape and np.dtype(a.dtype) == np.bool_ else (False, False)
+    again = tuple(i for i in _BOOL_DIRECT[name] if scalar[i])
+    return [compare(name, *_operands(kl, op, x, y), a.dtype, a.shape, again)]
 
 
 _MATH = {E.ExpOp: math_d.exp, E.Exp2Op: math_d.exp2, E.Expm1Op: math_d.expm1,

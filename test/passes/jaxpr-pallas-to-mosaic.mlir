@@ -190,8 +190,8 @@ func.func @fori(%x: tensor<32x128xf32>) -> tensor<8x128xf32> {
 // -----
 
 // Softmax over rows: reductions are vector.multi_reduction from the kind's identity
-// (-inf for max); keepdims is a vector.shape_cast, the implicit broadcast a
-// vector.broadcast; x @ y.T contracts dim 1 of both operands.
+// (-inf for max); keepdims is a vector.shape_cast, the implicit broadcast (marked by the
+// frontend) a vector.broadcast alone; x @ y.T contracts dim 1 of both operands.
 // MOSAIC-LABEL: Mosaic module for @softmax_kernel
 // MOSAIC:         %[[V:.*]] = vector.load
 // MOSAIC:         %[[NEG_INF:.*]] = arith.constant dense<0xFF800000> : vector<8xf32>
@@ -207,7 +207,7 @@ func.func private @softmax_kernel(%arg0: memref<8x128xf32>, %arg1: memref<8x8xf3
   %1 = "jaxpr.ref_get"(%arg0, %0, %0) {sizes = array<i64: 8, 128>, squeezed = array<i64>} : (memref<8x128xf32>, tensor<i32>, tensor<i32>) -> tensor<8x128xf32>
   %2 = "jaxpr.reduce_max"(%1) {axes = array<i64: 1>} : (tensor<8x128xf32>) -> tensor<8xf32>
   %3 = "jaxpr.expand_dims"(%2) {dimensions = array<i64: 1>} : (tensor<8xf32>) -> tensor<8x1xf32>
-  %4 = "jaxpr.broadcast_in_dim"(%3) {broadcast_dimensions = array<i64: 0, 1>, shape = array<i64: 8, 128>} : (tensor<8x1xf32>) -> tensor<8x128xf32>
+  %4 = "jaxpr.broadcast_in_dim"(%3) {broadcast_dimensions = array<i64: 0, 1>, mjax.implicit_broadcast, shape = array<i64: 8, 128>} : (tensor<8x1xf32>) -> tensor<8x128xf32>
   %5 = "jaxpr.sub"(%1, %4) : (tensor<8x128xf32>, tensor<8x128xf32>) -> tensor<8x128xf32>
   %6 = "jaxpr.exp"(%5) : (tensor<8x128xf32>) -> tensor<8x128xf32>
   %7 = "jaxpr.reduce_sum"(%6) {axes = array<i64: 1>} : (tensor<8x128xf32>) -> tensor<8xf32>
