@@ -32,9 +32,9 @@ from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.ops.pallas import element_padding
 from mjax.dialect.types import aval_of
 from mjax.passes.interpreter import Env, interpret, terminator
-from mjax.passes.jaxpr_dce import remove_dead_ops
 from mjax.passes.kernel_lowering.interpreter import KernelInterpreter, KernelUnsupported, find_func
 from mjax.passes.kernel_lowering.types import op_params
+from mjax.passes.mosaic.loops import simplify_kernel_loops
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, full, materialize,
                                       ref_type)
@@ -233,9 +233,10 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
     # (a symbol name libtpu and XLA accept, as JAX sanitizes it)
     name = re.sub(r"[^\w.-]", "_", str(params.get("name") or callee))
     # (JAX DCEs the kernel's jaxpr before lowering it: pure ops nothing uses, such as the
-    # hash words a PRNG kernel computes and drops, leave no Mosaic ops; JAX has no DCE rule
-    # for run_scoped, so what its body computes stays, as emit_pipeline's index arithmetic)
-    remove_dead_ops(kernel, keep_inside=("jaxpr.run_scoped",))
+    # hash words a PRNG kernel computes and drops, leave no Mosaic ops, nor do the loop
+    # carries nothing reads; JAX has no DCE rule for run_scoped, so what its body computes
+    # stays, as emit_pipeline's index arithmetic. Its loops forward unchanged carries.)
+    simplify_kernel_loops(kernel, keep_inside=("jaxpr.run_scoped",))
     kl = KernelLowering(module, grid, target_version)
     kl.scope_base = kernel_root(call)   # (JAX traces the kernel outside the caller's scopes)
     cp = params.get("compiler_params")

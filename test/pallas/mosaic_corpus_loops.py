@@ -1,0 +1,121 @@
+"""Kernels whose loops and `%` JAX 0.10.2 traces differently from the user's program:
+fori_loop carries the body returns unchanged (JAX's scan and while_loop make them
+constants), carries nothing reads (pallas_call's DCE of the kernel drops them), and
+remainder by a scalar (computed on the scalar, as jnp.remainder's jit gets it). Written
+once against a `jax`-like module; test_mosaic_loops.py compares both libraries' Mosaic
+modules and interpreted values.
+
+`kernels(J, pl, pltpu)` -> {name: (f, [(shape, dtype), ...], numpy_reference)}.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+F32, I32 = np.float32, np.int32
+
+
+def _call(J, pl, kernel, out_shape, dtype, **kw):
+    return lambda *xs: pl.pallas_call(kernel, out_shape=J.ShapeDtypeStruct(out_shape, dtype),
+                                      **kw)(*xs)
+
+
+def kernels(J, pl, pltpu) -> dict:
+    jnp, lax = J.numpy, J.lax
+    K = {}
+
+    def forwarded(x_ref, o_ref):       # b is returned as it came: a constant in the loop
+        def body(i, c):
+            a, b = c
+            return a + b, b
+        a, b = lax.fori_loop(0, 4, body, (x_ref[...], x_ref[...] * 2))
+        o_ref[...] = a + b
+    K["fori_forwarded"] = (_call(J, pl, forwarded, (8, 128), F32),
+                           [((8, 128), F32)], lambda x: x + 4 * (2 * x) + 2 * x)
+
+    def unused(x_ref, o_ref):          # b is never read: dropped with its load
+        def body(i, c):
+            a, b = c
+            return a + 1.0, b * 2.0
+        a, _ = lax.fori_loop(0, 4, body, (x_ref[...], x_ref[...] + 3.0))
+        o_ref[...] = a
+    K["fori_unused"] = (_call(J, pl, unused, (8, 128), F32), [((8, 128), F32)],
+                        lambda x: x + 4.0)
+
+    def chained(x_ref, o_ref):         # c reads b, nothing reads c: both go (a fixpoint);
+        def body(i, c):                # i is read by the kept carry: it stays
+            a, b, d = c
+            return a + x_ref[pl.ds(i, 1), :], b + 1.0, d * b
+        a, _, _ = lax.fori_loop(0, 3, body, (jnp.zeros((1, 128), jnp.float32),
+                                             x_ref[0:1, :], x_ref[1:2, :]))
+        o_ref[...] = jnp.broadcast_to(a, o_ref.shape)
+    K["fori_unused_chain"] = (_call(J, pl, chained, (8, 128), F32), [((8, 128), F32)],
+                              lambda x: np.broadcast_to(x[0:1] + x[1:2] + x[2:3], (8, 128)))
+
+    def dynamic(n_ref, x_ref, o_ref):  # a dynamic trip count: a while; b forwarded
+        def body(i, c):
+            a, b = c
+            return a + b * i.astype(jnp.float32), b
+        a, b = lax.fori_loop(0, n_ref[0], body, (x_ref[...], x_ref[...] + 1.0))
+        o_ref[...] = a - b
+    K["fori_dynamic_forwarded"] = (
+        _call(J, pl, dynamic, (8, 128), F32,
+              in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM), pl.BlockSpec()]),
+        [((1,), I32), ((8, 128), F32)],
+        lambda n, x: x + (x + 1) * (n[0] * (n[0] - 1) / 2) - (x + 1))
+
+    def nested(x_ref, o_ref):          # an inner loop forwarding the outer's carry
+        def outer(i, acc):
+            def inner(j, c):
+                s, y = c
+                return s + y, y
+            s, _ = lax.fori_loop(0, 2, inner, (acc, x_ref[...]))
+            return s
+        o_ref[...] = lax.fori_loop(0, 3, outer, jnp.zeros((8, 128), jnp.float32))
+    K["fori_nested_forwarded"] = (_call(J, pl, nested, (8, 128), F32),
+                                  [((8, 128), F32)], lambda x: 6 * x)
+
+    def effects(x_ref, o_ref):         # the body writes a ref; its carry is never read
+        def body(i, c):
+            o_ref[pl.ds(i, 1), :] = x_ref[pl.ds(i, 1), :] * c
+            return c + 1.0
+        lax.fori_loop(0, 8, body, jnp.ones((1, 128), jnp.float32))
+    K["fori_effects_unused_carry"] = (
+        _call(J, pl, effects, (8, 128), F32), [((8, 128), F32)],
+        lambda x: x * (1 + np.arange(8, dtype=F32))[:, None])
+
+    # `%` by a scalar: the zero check and the sign on the scalar, then broadcast
+    def rem_int(x_ref, o_ref):
+        o_ref[...] = x_ref[...] % 3 + x_ref[...] % -5
+    K["rem_int_scalar"] = (_call(J, pl, rem_int, (8, 128), I32), [((8, 128), I32)],
+                           lambda x: x % 3 + x % -5)
+
+    def rem_float(x_ref, o_ref):
+        o_ref[...] = x_ref[...] % 2.5 + 1.5 % x_ref[...]
+    K["rem_float_scalar"] = (_call(J, pl, rem_float, (8, 128), F32), [((8, 128), F32)],
+                             lambda x: x % F32(2.5) + F32(1.5) % x)
+
+    def rem_smem(s_ref, x_ref, o_ref):   # a scalar read from SMEM
+        o_ref[...] = x_ref[...] % s_ref[0]
+    K["rem_smem_scalar"] = (
+        _call(J, pl, rem_smem, (8, 128), I32,
+              in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM), pl.BlockSpec()]),
+        [((1,), I32), ((8, 128), I32)], lambda s, x: x % s[0])
+
+    def rem_vectors(x_ref, y_ref, o_ref):
+        o_ref[...] = x_ref[...] % y_ref[...]
+    K["rem_vectors"] = (_call(J, pl, rem_vectors, (8, 128), F32),
+                        [((8, 128), F32), ((8, 128), F32)], lambda x, y: x % y)
+
+    # boolean comparisons with a scalar operand (JAX broadcasts it twice)
+    def bool_scalar(x_ref, s_ref, o_ref):
+        v, s = x_ref[...] > 0, s_ref[0] > 0
+        out = (v == s).astype(jnp.int32) + 2 * (s != v).astype(jnp.int32)
+        out += 4 * (v < s).astype(jnp.int32) + 8 * (s > v).astype(jnp.int32)
+        o_ref[...] = out + 16 * (v == True).astype(jnp.int32)  # noqa: E712
+    K["bool_compare_scalar"] = (
+        _call(J, pl, bool_scalar, (8, 128), I32,
+              in_specs=[pl.BlockSpec(), pl.BlockSpec(memory_space=pltpu.SMEM)]),
+        [((8, 128), I32), ((1,), I32)],
+        lambda x, s: ((v := x > 0) == (t := s[0] > 0)).astype(I32) + 2 * (t != v)
+        + 4 * (v < t) + 8 * (t > v) + 16 * v)
+    return K
