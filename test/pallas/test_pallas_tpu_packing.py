@@ -739,3 +739,51 @@ def test_compiled_kernels_match_jax(name):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("dtype", [U4, np.dtype(np.uint8), np.dtype(np.uint16),
+                                   np.dtype(np.uint32)])
+def test_unsigned_dot_is_refused_as_jax(dtype):
+    """tpu_ops_test's test_unsigned_dtype_dot_raises: a matmul of unsigned integers
+    (uint4 included) is JAX's NotImplementedError; int4 x int4 prints as JAX's Mosaic."""
+    def f(J, P):
+        def g(a, b):
+            def k(a_ref, b_ref, o_ref):
+                o_ref[...] = a_ref[...] @ b_ref[...]
+            return P.pallas_call(k, out_shape=J.ShapeDtypeStruct(
+                (a.shape[0], 128), a.dtype))(a, b)
+        return g
+    k = 256
+    shapes = [((8 * (32 // _bits(dtype)), k), dtype), ((k, 128), dtype)]
+    message = r"Unsigned integer dtype.*dot_general.*matmul"
+    for J, P in ((jax, jpl), (mjax, pl)):
+        with pytest.raises(NotImplementedError, match=message):
+            _mosaic(J, f(J, P), shapes)
+
+
+def test_int4_dot_matches_jax():
+    """int4 x int4 -> int32: JAX's Mosaic (tpu.matmul on i4). Interpreted on the CPU,
+    XLA cannot run a dot of int4 operands (its verifier refuses the upcast), in JAX's
+    TPU interpreter and mjax's alike; on the chip, JAX's values."""
+    def f(J, P):
+        def g(a, b):
+            def k(a_ref, b_ref, o_ref):
+                o_ref[...] = J.lax.dot(a_ref[...], b_ref[...],
+                                       preferred_element_type=J.numpy.int32)
+            return P.pallas_call(k, out_shape=J.ShapeDtypeStruct((64, 128),
+                                                                 J.numpy.int32))(a, b)
+        return g
+    shapes = [((64, 256), I4), ((256, 128), I4)]
+    _same_mosaic(f(jax, jpl), f(mjax, pl), shapes)
+    a = (np.arange(64 * 256) % 16 - 8).reshape(64, 256).astype(I4)
+    b = (np.arange(256 * 128) % 15 - 7).reshape(256, 128).astype(I4)
+    if ON_TPU:
+        with jpltpu.force_tpu_interpret_mode():
+            want = np.asarray(f(jax, jpl)(a, b))
+        with pltpu.force_tpu_interpret_mode():
+            np.testing.assert_array_equal(np.asarray(f(mjax, pl)(a, b)), want)
+        return
+    for J, P, tp in ((jax, jpl, jpltpu), (mjax, pl, pltpu)):
+        with tp.force_tpu_interpret_mode(), pytest.raises(
+                Exception, match="does not support custom element sizes"):
+            np.asarray(f(J, P)(a, b))
