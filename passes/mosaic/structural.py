@@ -18,6 +18,7 @@ from jaxlib.mosaic.python import tpu
 from mjax.dialect.ops import structural as St
 from mjax.passes.mosaic.elementwise import binary, compare
 from mjax.passes.mosaic.table import MOSAIC
+from mjax.passes.rules.ad_util import IMPLICIT_BROADCAST
 from mjax.passes.mosaic.types import (Const, MosaicLoweringError, aval_out, avals_in,
                                       is_float, is_unsigned, scalar_attr, vtype)
 
@@ -38,7 +39,9 @@ def _broadcast_in_dim(kl, op, x, *, shape, broadcast_dimensions, **params):
         mid = [1] * len(shape)
         for d, s in zip(broadcast_dimensions, a.shape):
             mid[d] = s
-        if tuple(mid) != tuple(a.shape):
+        # (an explicit broadcast_in_dim reshapes first, even to its own shape, as JAX's
+        # rule; lax's implicit broadcast of a same-rank operand only broadcasts)
+        if tuple(mid) != tuple(a.shape) or IMPLICIT_BROADCAST not in op.attributes:
             x = vector.shape_cast(vtype(mid, a.dtype), x)
         if tuple(mid) == tuple(shape):
             return [x]
