@@ -25,7 +25,7 @@ from mjax.numpy.arguments import check_arraylike, is_array, no_out
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray, astype, fused_values
 from mjax.numpy.promotion import (broadcast_shapes, broadcast_to, KEEP_ANY, KEEP_INEXACT, promote,
-                                  promote_ranks, scalar_learner, unchanged_pair)
+                                  promote_ranks, scalar_learner, staged_scalars, unchanged_pair)
 from mjax.numpy.scalar_types import bool_, iscomplexobj, pi, uint8
 
 
@@ -367,7 +367,7 @@ def _float_divmod(x1, x2):
     fix = lax.and_(lax.ne(mod, lax.full_like(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
     mod = lax.select(fix, lax.add(mod, x2), mod)
     div = lax.select(fix, lax.sub(div, lax.full_like(div, 1)), div)
-    return lax.round(div, 1), mod
+    return lax.round(div), mod     # (away from zero, as JAX)
 
 
 @fused_when_eager
@@ -715,7 +715,7 @@ def where_xy(condition, x, y):
     if condition.dtype != _onp.bool_:     # (JAX's: != 0, not a conversion to bool)
         condition = lax.ne(condition, _onp.zeros((), condition.dtype))
     # (dtypes only: shapes that do not broadcast are broadcast_shapes's ValueError, JAX's)
-    x, y = promote("where", x, y, broadcast=False)
+    x, y = staged_scalars((x, y), promote("where", x, y, broadcast=False))
     shape = broadcast_shapes(condition.shape, x.shape, y.shape)
     cond = condition if condition.ndim == 0 else broadcast_to(condition, shape)  # (JAX's)
     return lax.select(cond, broadcast_to(x, shape), broadcast_to(y, shape))

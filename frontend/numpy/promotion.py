@@ -379,10 +379,7 @@ def promote_ranks(fname, *args):
     promote_args_numeric's promote_shapes), so ops on a scalar operand stay scalar. As in
     JAX's jitted jnp functions, a Python scalar operand under a trace is a weak-typed
     argument cast by an equation (in a TPU kernel: one constant its uses share)."""
-    out = promote(fname, *args, broadcast=False)
-    if _current_trace() is not None:
-        out = [_staged_cast(a, o) if type(a) in (bool, int, float, complex) and
-               not aval_of_value(o).weak_type else o for a, o in zip(args, out)]
+    out = staged_scalars(args, promote(fname, *args, broadcast=False))
     shapes = [aval_of_value(o).shape for o in out]
     ranks = {len(s) for s in shapes if s}
     if len(ranks) < 2:
@@ -396,8 +393,19 @@ def promote_ranks(fname, *args):
     return [lax.broadcast_to_rank(o, rank) for o in out]
 
 
+def staged_scalars(args, promoted) -> list:
+    """`promoted` (the promoted `args`), where a Python scalar took a strong dtype under a
+    trace: its weak-typed default-dtype literal cast by an equation, as inside JAX's jitted
+    jnp functions (remainder, where), whose scalar arguments enter as weak values (in a
+    TPU kernel: one constant, cast there, its uses share)."""
+    if _current_trace() is None:
+        return promoted
+    return [_staged_cast(a, o) if type(a) in (bool, int, float, complex) and
+            not aval_of_value(o).weak_type else o for a, o in zip(args, promoted)]
+
+
 def _staged_cast(x, like):
-    weak = lax.convert_element_type(x, like.dtype, weak_type=True)
+    weak = lax.convert_element_type(x, aval_of_value(x).dtype, weak_type=True)
     return bind(ConvertElementTypeOp, weak, new_dtype=like.dtype, _weak_type=False)
 
 

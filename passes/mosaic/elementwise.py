@@ -26,6 +26,7 @@ from mjax.passes.mosaic.types import (Const, MosaicLoweringError, avals_in, aval
                                       vtype)
 
 # (float op, signed int op, unsigned int op) rows: arith's, and math's floats-only ones.
+_BF16 = np.dtype("bfloat16")
 _BINARY = {**ARITH_BINARY, "pow": (math_d.powf, None, None),
            "atan2": (math_d.atan2, None, None)}
 
@@ -50,10 +51,23 @@ def _binary(kl, op, x, y, **params):
         folded = view_start(op, x, y)
         if folded is not None:
             return [folded]
+    if cls is E.PowOp:
+        return [_pow(kl, op, x, y)]
     x, y = _operands(kl, op, x, y)
-    if cls is E.PowOp and not is_float(avals_in(op)[1].dtype):
-        raise MosaicLoweringError("pow with an integer exponent: use lax.integer_pow")
     return [binary(cls.primitive, x, y, avals_in(op)[0].dtype)]
+
+
+def _pow(kl, op, x, y) -> ir.Value:
+    """As JAX's rule: an integer exponent converted to the float type first; a literal
+    base 2 is math.exp2 of the exponent."""
+    (a, b), out = avals_in(op), aval_out(op)
+    y = kl.value(y, b.dtype)
+    if not is_float(b.dtype):
+        y = (arith.uitofp if is_unsigned(b.dtype) else arith.sitofp)(
+            vtype(out.shape, out.dtype), y)
+    if isinstance(x, Const) and x.value.size and (x.value == 2).all():
+        return math_d.exp2(y)
+    return math_d.powf(kl.value(x, a.dtype), y)
 
 
 _CMPF = {"eq": "OEQ", "ne": "ONE", "lt": "OLT", "le": "OLE", "gt": "OGT", "ge": "OGE"}
@@ -195,17 +209,31 @@ def _logistic(kl, op, x, **params):
 def _sign(kl, op, x, **params):
     a = avals_in(op)[0]
     x = kl.value(x, a.dtype)
-    zero = kl.value(_splat_const(0, a), a.dtype)
     if is_float(a.dtype):
-        # ±1 with x's sign where |x| > 0; x itself for ±0 and NaN (as JAX's rule)
-        signed = math_d.copysign(kl.value(_splat_const(1, a), a.dtype), x)
-        return [arith.select(arith.cmpf(arith.CmpFPredicate.OGT, math_d.absf(x), zero),
-                             signed, x)]
+        return [_float_sign(x, np.dtype(a.dtype), a.shape)]
+
+    def zero():      # (a constant per comparison, as JAX's literals)
+        return full_like(0, a.dtype, a.shape)
     if is_unsigned(a.dtype):
-        return [arith.extui(x.type, arith.cmpi(arith.CmpIPredicate.ne, x, zero))]
-    gt = arith.extui(x.type, arith.cmpi(arith.CmpIPredicate.sgt, x, zero))
-    lt = arith.extui(x.type, arith.cmpi(arith.CmpIPredicate.slt, x, zero))
+        return [arith.extui(x.type, arith.cmpi(arith.CmpIPredicate.ne, x, zero()))]
+    gt = arith.extui(x.type, arith.cmpi(arith.CmpIPredicate.sgt, x, zero()))
+    lt = arith.extui(x.type, arith.cmpi(arith.CmpIPredicate.slt, x, zero()))
     return [arith.subi(gt, lt)]
+
+
+def _float_sign(x, dtype, shape) -> ir.Value:
+    """As JAX's rule: 1.0's bits with x's sign bit where |x| > 0, x itself for ±0 and
+    NaN; bfloat16 in 16 bits (the chips with native bfloat16: export's v5e), other
+    floats in float32."""
+    wide = dtype if dtype == _BF16 else np.dtype(np.float32)
+    uint, one, sign = ((np.uint16, 0x3F80, 0x8000) if wide == _BF16
+                       else (np.uint32, 0x3F800000, 0x80000000))
+    xw = convert(x, dtype, wide, shape)
+    cast = tpu.bitcast if shape else arith.bitcast
+    bits_ = arith.andi(cast(vtype(shape, uint), xw), full_like(sign, uint, shape))
+    signed = cast(vtype(shape, wide), arith.ori(full_like(one, uint, shape), bits_))
+    nonzero = arith.cmpf(arith.CmpFPredicate.OGT, math_d.absf(xw), full_like(0, wide, shape))
+    return convert(arith.select(nonzero, signed, xw), wide, dtype, shape)
 
 
 @MOSAIC.register(E.NotOp)
@@ -278,10 +306,8 @@ def convert(x: ir.Value, src, dst, shape=()) -> ir.Value:
         return arith.trunci(out, x) if dbits < sbits else x
     if is_float(src):
         return arith.fptoui(out, x) if dk == "u" else arith.fptosi(out, x)
-    if sk == "i" and 8 <= sbits < 32:      # (int4 -> float: one arith.sitofp, as JAX's)
-        return convert(convert(x, src, np.int32, shape), np.int32, dst, shape)
-    if dk == "f" and dbits < 32 and sk == "i":
-        return arith.sitofp(out, x)
+    # (an integer of any width -> float: one arith.sitofp/uitofp, as JAX's rule; its
+    # widening helper is only the fallback of casts the rule has no op for)
     return arith.uitofp(out, x) if sk == "u" else arith.sitofp(out, x)
 
 

@@ -5,6 +5,10 @@ remainder by a scalar (computed on the scalar, as jnp.remainder's jit gets it). 
 once against a `jax`-like module; test_mosaic_loops.py compares both libraries' Mosaic
 modules and interpreted values.
 
+Also small kernels of JAX's tpu_pallas_test (scalar ops in SMEM, scalar and vector casts,
+jnp.where with a Python scalar, pow with an integer exponent, sign, floor division) whose
+Mosaic differed: JAX's per-use constants, its sign and pow rules, one sitofp per cast.
+
 `kernels(J, pl, pltpu)` -> {name: (f, [(shape, dtype), ...], numpy_reference)}.
 """
 from __future__ import annotations
@@ -118,4 +122,77 @@ def kernels(J, pl, pltpu) -> dict:
         [((8, 128), I32), ((1,), I32)],
         lambda x, s: ((v := x > 0) == (t := s[0] > 0)).astype(I32) + 2 * (t != v)
         + 4 * (v < t) + 8 * (t > v) + 16 * v)
+    K.update(_jax_test_kernels(J, pl, pltpu))
+    return K
+
+
+_SCALAR_OPS = ("maximum", "minimum", "bitwise_and", "bitwise_or", "floor_divide",
+               "multiply", "remainder", "subtract")
+
+
+def _jax_test_kernels(J, pl, pltpu) -> dict:
+    jnp, lax = J.numpy, J.lax
+    bf16 = jnp.bfloat16
+    smem = dict(in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM)],
+                out_specs=pl.BlockSpec(memory_space=pltpu.SMEM))
+    K = {}
+    # JAX's test_{max,min}_operation and *_op_canonicalization: i32/u32/f32 scalars
+    for dt in (I32, np.uint32, F32):
+        for name in _SCALAR_OPS:
+            if dt == F32 and name.startswith("bitwise"):
+                continue
+
+            def scalar_op(x_ref, y_ref, fn=getattr(jnp, name)):
+                y_ref[0] = fn(x_ref[1], x_ref[2])
+            K[f"smem_{name}_{np.dtype(dt).name}"] = (
+                _call(J, pl, scalar_op, (1,), dt, **smem), [((3,), dt)],
+                lambda x, fn=getattr(np, name): fn(x[1:2], x[2:3]))
+    # JAX's test_scalar_casting: one sitofp/fptosi/ext/trunc per cast
+    for src in (np.int8, np.int16, I32, F32, bf16):
+        for dst in (np.int8, np.int16, I32, F32):
+            def cast(x_ref, o_ref, dst=dst):
+                o_ref[0] = x_ref[0].astype(dst)
+            K[f"scalar_cast_{np.dtype(src).name}_{np.dtype(dst).name}"] = (
+                _call(J, pl, cast, (1,), dst, **smem), [((1,), src)],
+                lambda x, dst=dst: x.astype(np.float32).astype(dst))
+    for src in (np.int8, np.int16):         # the same on vectors
+        for dst in (F32, bf16):
+            def vcast(x_ref, o_ref, dst=dst):
+                o_ref[...] = x_ref[...].astype(dst)
+            K[f"vector_cast_{np.dtype(src).name}_{np.dtype(dst).name}"] = (
+                _call(J, pl, vcast, (32, 128), dst), [((32, 128), src)],
+                lambda x, dst=dst: x.astype(dst))
+    # JAX's test_bool_select_operation: jnp.where's Python 0 cast from int32 in the kernel
+    for dt in (I32, np.int16, np.int8, F32, bf16):
+        def select(c_ref, x_ref, o_ref):
+            o_ref[...] = jnp.where(c_ref[...], x_ref[...], 0)
+        K[f"bool_select_{np.dtype(dt).name}"] = (
+            _call(J, pl, select, (8, 128), dt), [((8, 128), np.bool_), ((8, 128), dt)],
+            lambda c, x: np.where(c, x, np.zeros((), x.dtype)))
+    # JAX's test_pow_unsigned_exponent, and pow's other forms (a literal base 2: exp2)
+
+    def pow_kernel(x_ref, e_ref, y_ref):
+        y_ref[...] = lax.pow(x_ref[...], e_ref[...])
+    for dt in (np.uint32, I32):
+        K[f"pow_{np.dtype(dt).name}_exponent"] = (
+            _call(J, pl, pow_kernel, (8, 128), F32), [((8, 128), F32), ((8, 128), dt)],
+            lambda x, e: np.power(x.astype(np.float64), e.astype(np.float64)).astype(F32))
+
+    def exp2_kernel(e_ref, y_ref):
+        y_ref[...] = lax.pow(2.0, e_ref[...])
+    K["pow_base_2"] = (_call(J, pl, exp2_kernel, (8, 128), F32), [((8, 128), F32)],
+                       lambda e: np.exp2(e))
+    # jnp.sign (JAX's bit form for floats, per-use zeros for ints) and floor division
+    for dt in (F32, bf16, I32, np.uint32, np.int16):
+        def sign(x_ref, o_ref):
+            o_ref[...] = jnp.sign(x_ref[...])
+        K[f"sign_{np.dtype(dt).name}"] = (_call(J, pl, sign, (16, 128), dt),
+                                          [((16, 128), dt)], np.sign)
+
+        def floordiv(x_ref, o_ref):
+            o_ref[...] = x_ref[...] // (x_ref[...] + 3)
+        K[f"floordiv_{np.dtype(dt).name}"] = (
+            _call(J, pl, floordiv, (16, 128), dt), [((16, 128), dt)],
+            lambda x: np.floor_divide(x.astype(np.float64), x.astype(np.float64) + 3
+                                      ).astype(x.dtype))
     return K

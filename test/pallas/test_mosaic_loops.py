@@ -26,13 +26,21 @@ JAX_KERNELS, MJAX_KERNELS = kernels(jax, jpl, jpltpu), kernels(mjax, pl, pltpu)
 def _args(name, shapes):
     rng = np.random.default_rng(0)
     out = []
-    for shape, dtype in shapes:
-        if shape == (1,):           # (an SMEM scalar: a trip count, a divisor, a flag)
-            out.append(np.array([3 if "fori" in name else -7], dtype))
-        elif np.dtype(dtype).kind == "i":
+    for i, (shape, dtype) in enumerate(shapes):
+        kind = np.dtype(dtype).kind
+        if shape == (1,):           # (an SMEM scalar: a trip count, a divisor, a value)
+            out.append(np.array([3 if "fori" in name else -7]).astype(dtype))
+        elif kind == "b":
+            out.append(rng.random(shape) < 0.5)
+        elif kind in "iu" and ("pow" in name or "floordiv" in name):
+            # (small exponents: float32 keeps their powers; no zero divisor x + 3)
+            out.append(rng.integers(0, 10 if "pow" in name else 100, shape).astype(dtype))
+        elif kind in "iu":
             out.append(rng.integers(-100, 100, shape).astype(dtype))
         else:
             out.append((rng.standard_normal(shape) * 4).astype(dtype))
+    if name.startswith("smem_"):    # (a nonzero divisor x[2])
+        out[0][2] = 3 if "int" in name else -3.5
     return out
 
 
@@ -57,9 +65,12 @@ def test_interpreted_values(name):
         theirs = np.asarray(f(*args))
     with pltpu.force_tpu_interpret_mode():
         ours = np.asarray(MJAX_KERNELS[name][0](*args))
-    np.testing.assert_allclose(theirs, want, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(ours, want, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape == want.shape
+    tol = 1e-2 if theirs.dtype == jax.numpy.bfloat16 else 1e-5
+    f64 = lambda a: np.asarray(a, np.float64)       # (bfloat16 compared as float64)
+    np.testing.assert_allclose(f64(theirs), f64(want), rtol=tol, atol=tol)
+    np.testing.assert_allclose(f64(ours), f64(want), rtol=tol, atol=tol)
+    np.testing.assert_allclose(f64(ours), f64(theirs), rtol=1e-6, atol=1e-6)
 
 
 def test_jitted_loops_keep_their_carries():
