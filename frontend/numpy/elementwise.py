@@ -25,7 +25,7 @@ from mjax.numpy.arguments import check_arraylike, is_array, no_out
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray, astype, fused_values
 from mjax.numpy.promotion import (broadcast_shapes, broadcast_to, KEEP_ANY, KEEP_INEXACT, promote,
-                                  promote_ranks, scalar_learner, staged_scalars, unchanged_pair)
+                                  jit_arguments, promote_ranks, scalar_learner, unchanged_pair)
 from mjax.numpy.scalar_types import bool_, iscomplexobj, pi, uint8
 
 
@@ -361,10 +361,10 @@ def _float_divmod(x1, x2):
     # As CPython's float_divmod (and JAX): the quotient is exact (x1 - mod) / x2, rounded,
     # so signed zeros, infinities and NaNs come out as in JAX.
     mod = lax.rem(x1, x2)
-    zero = lax.full_like(x2, 0)
-    corrected = lax.select(lax.eq(x2, zero), x1, lax.sub(x1, mod))
+    zero = _onp.zeros((), mod.dtype)
+    corrected = where_xy(lax.eq(x2, zero), x1, lax.sub(x1, mod))    # (JAX's _where)
     div = lax.div(corrected, x2)
-    fix = lax.and_(lax.ne(mod, lax.full_like(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
+    fix = lax.and_(lax.ne(mod, zero), lax.ne(lax.sign(x2), lax.sign(mod)))
     mod = lax.select(fix, lax.add(mod, x2), mod)
     div = lax.select(fix, lax.sub(div, lax.full_like(div, 1)), div)
     return lax.round(div), mod     # (away from zero, as JAX)
@@ -372,14 +372,14 @@ def _float_divmod(x1, x2):
 
 @fused_when_eager
 def floor_divide(x1, x2, /):
-    x1, x2 = _numeric("floor_divide", x1, x2)
+    x1, x2 = _numeric("floor_divide", x1, x2, promote_ranks)   # (scalars stay: JAX's)
     if _dt.issubdtype(x1.dtype, _onp.unsignedinteger):
         return lax.div(x1, x2)
     if _dt.issubdtype(x1.dtype, _onp.integer):
         # Integer division rounds toward zero; numpy rounds toward -inf.
         q = lax.div(x1, x2)
         fix = lax.and_(lax.ne(lax.sign(x1), lax.sign(x2)),
-                       lax.ne(lax.rem(x1, x2), lax.full_like(x1, 0)))
+                       lax.ne(lax.rem(x1, x2), _onp.zeros((), x1.dtype)))
         return lax.select(fix, lax.sub(q, lax.full_like(q, 1)), q)
     if _dt.issubdtype(x1.dtype, _onp.complexfloating):
         raise TypeError("floor_divide does not support complex-valued inputs")
@@ -715,7 +715,7 @@ def where_xy(condition, x, y):
     if condition.dtype != _onp.bool_:     # (JAX's: != 0, not a conversion to bool)
         condition = lax.ne(condition, _onp.zeros((), condition.dtype))
     # (dtypes only: shapes that do not broadcast are broadcast_shapes's ValueError, JAX's)
-    x, y = staged_scalars((x, y), promote("where", x, y, broadcast=False))
+    x, y = promote("where", *jit_arguments(x, y), broadcast=False)
     shape = broadcast_shapes(condition.shape, x.shape, y.shape)
     cond = condition if condition.ndim == 0 else broadcast_to(condition, shape)  # (JAX's)
     return lax.select(cond, broadcast_to(x, shape), broadcast_to(y, shape))
@@ -730,11 +730,9 @@ def clip(arr=None, /, min=None, max=None):  # noqa: A002  (JAX's and the array A
                          "clipped. Please convert to a real value or array by taking the "
                          "real or imaginary components via jax.numpy.real/imag "
                          "respectively.")
-    if a_min is not None:
-        a = maximum(a, a_min)
-    if a_max is not None:
-        a = minimum(a, a_max)
-    return _fresh(a)
+    a_min, a_max = jit_arguments(a_min, a_max)     # (in JAX's order: bound first)
+    a = a if a_min is None else maximum(a_min, a)
+    return _fresh(a if a_max is None else minimum(a_max, a))
 
 
 acos, acosh, asin, asinh, atan, atanh = arccos, arccosh, arcsin, arcsinh, arctan, arctanh

@@ -22,6 +22,7 @@ from mjax.dialect.shape_poly import broadcast_shapes as symbolic_broadcast_shape
 from mjax.tracing.core import (at_user_line, aval_of_value, bind, current_trace as _current_trace,
                                Tracer)
 from mjax.dialect.ops.structural import ConvertElementTypeOp
+from mjax.dialect.values import defining_op, mark
 from mjax.dialect import ShapedArray as _ShapedArray
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.arguments import is_array
@@ -376,10 +377,9 @@ def _broadcast_promoted(fname, out, avals):
 def promote_ranks(fname, *args):
     """Promoted dtypes and, where non-scalar operands differ in rank, leading 1s up to the
     highest rank; scalars and size-1 dims are left to lax's implicit broadcast (JAX:
-    promote_args_numeric's promote_shapes), so ops on a scalar operand stay scalar. As in
-    JAX's jitted jnp functions, a Python scalar operand under a trace is a weak-typed
-    argument cast by an equation (in a TPU kernel: one constant its uses share)."""
-    out = staged_scalars(args, promote(fname, *args, broadcast=False))
+    promote_args_numeric's promote_shapes), so ops on a scalar operand stay scalar; Python
+    scalars are jit_arguments, as in JAX's jitted remainder and floor_divide."""
+    out = promote(fname, *jit_arguments(*args), broadcast=False)
     shapes = [aval_of_value(o).shape for o in out]
     ranks = {len(s) for s in shapes if s}
     if len(ranks) < 2:
@@ -393,20 +393,21 @@ def promote_ranks(fname, *args):
     return [lax.broadcast_to_rank(o, rank) for o in out]
 
 
-def staged_scalars(args, promoted) -> list:
-    """`promoted` (the promoted `args`), where a Python scalar took a strong dtype under a
-    trace: its weak-typed default-dtype literal cast by an equation, as inside JAX's jitted
-    jnp functions (remainder, where), whose scalar arguments enter as weak values (in a
-    TPU kernel: one constant, cast there, its uses share)."""
+def jit_arguments(*args) -> list:
+    """`args`, a Python scalar under a trace as the weak-typed value a jitted jnp function
+    (JAX's clip, where, remainder) gets for it: an identity cast of its literal, so a TPU
+    kernel makes its constant where the function is called, once, as JAX's does its jit's
+    arguments, and a promotion casts it by an equation (an int 0 into int16: trunci)."""
     if _current_trace() is None:
-        return promoted
-    return [_staged_cast(a, o) if type(a) in (bool, int, float, complex) and
-            not aval_of_value(o).weak_type else o for a, o in zip(args, promoted)]
+        return list(args)
+    return [_weak_value(a) if type(a) in (bool, int, float) else a for a in args]
 
 
-def _staged_cast(x, like):
+def _weak_value(x):
     weak = lax.convert_element_type(x, aval_of_value(x).dtype, weak_type=True)
-    return bind(ConvertElementTypeOp, weak, new_dtype=like.dtype, _weak_type=False)
+    out = bind(ConvertElementTypeOp, weak, new_dtype=weak.dtype, _weak_type=True)
+    mark(defining_op(out.value), "mjax.weak_type")      # (for the jaxpr printer, as lax's)
+    return out
 
 
 def _check_rank_promotion(fname, shapes):

@@ -195,4 +195,21 @@ def _jax_test_kernels(J, pl, pltpu) -> dict:
             _call(J, pl, floordiv, (16, 128), dt), [((16, 128), dt)],
             lambda x: np.floor_divide(x.astype(np.float64), x.astype(np.float64) + 3
                                       ).astype(x.dtype))
+    # jitted jnp functions given Python scalars (JAX makes their constants at the call)
+    lse = J.scipy.special.logsumexp
+    for name, fn, ref in (
+            ("clip", lambda x: jnp.clip(x, 0.0, 6.0), lambda x: np.clip(x, 0, 6)),
+            ("clip_int_bounds", lambda x: jnp.clip(x, 0, 6), lambda x: np.clip(x, 0, 6)),
+            ("where_literals", lambda x: jnp.where((x > 0) & (x < 1), 1.0, 0.0),
+             lambda x: np.where((x > 0) & (x < 1), 1.0, 0.0)),
+            ("isfinite", lambda x: jnp.where(jnp.isfinite(x), x, 0.0), lambda x: x),
+            ("floordiv_by_scalar", lambda x: x // 2.0 + 2.0 // x,
+             lambda x: np.floor_divide(x, F32(2)) + np.floor_divide(F32(2), x)),
+            ("logsumexp", lambda x: jnp.broadcast_to(lse(x, axis=1, keepdims=True),
+                                                     x.shape),
+             lambda x: np.broadcast_to(np.log(np.exp(x.astype(np.float64)).sum(
+                 1, keepdims=True)), x.shape))):
+        def unary(x_ref, o_ref, fn=fn):
+            o_ref[...] = fn(x_ref[...]).astype(o_ref.dtype)
+        K[f"jnp_{name}"] = (_call(J, pl, unary, (8, 128), F32), [((8, 128), F32)], ref)
     return K
