@@ -101,6 +101,10 @@ def _stochastic_round_lower(ctx, x, random_bits, *, target_dtype):
     f32, t_u = H.ttype(shape, np.float32), H.ttype(shape, np.dtype(f"uint{tb}"))
     cmp = H.compare
     t = hlo.convert(H.ttype(shape, target), x)              # the nearest (even) value
+    # (XLA may fold convert(f32, convert(bf16, x)) back to x, which it allows itself on
+    # a TPU: the barrier keeps t the value in the target format, so exact and rounded
+    # cases stay apart there too.)
+    t = hlo.optimization_barrier([t])
     tf = hlo.convert(f32, t)
     sign = hlo.select(cmp(x, H.constant_like(x, 0.0), "LT"),
                       _c(x, 1 << (tb - 1)), _c(x, 0))

@@ -71,7 +71,7 @@ MJAX_KERNELS = kernels(mjax, pl, pltpu)
 def _module(f, lib, *, jax_side) -> str:
     avals = [lib.ShapeDtypeStruct(s, d) for s, d in SHAPES]
     if jax_side:
-        text = jax_tpu_text(f, avals, export=True)
+        text = jax_tpu_text(f, avals)
     else:
         text = mjax.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text()
     with context(), ir.Location.unknown():

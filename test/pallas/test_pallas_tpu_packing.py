@@ -220,7 +220,7 @@ def _mosaic(J, f, shapes):
     avals = [J.ShapeDtypeStruct(s, d) for s, d in shapes]
     if J is jax:
         with _cpu_as_v5e():                # (einshape asks the chip's tiling)
-            text = jax_tpu_text(f, avals, export=True)
+            text = jax_tpu_text(f, avals)
     else:
         with _mjax_cpu_as_v5e():
             text = J.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text()

@@ -46,7 +46,7 @@ def _jax_module(name) -> str:
     f, shapes, _, _ = JAX_KERNELS[name]
     # (JAX's pipeline asks the chip for its tiling: the CPU answers as a v5e)
     with _cpu_as_v5e():
-        text = jax_tpu_text(f, [jax.ShapeDtypeStruct(s, d) for s, d in shapes], export=True)
+        text = jax_tpu_text(f, [jax.ShapeDtypeStruct(s, d) for s, d in shapes])
     with context():
         module = ir.Module.parse(text)
         (call,) = custom_calls(module)
