@@ -614,7 +614,7 @@ def fmin(x1, x2):
 @fused_when_eager
 def heaviside(x1, x2, /):
     weak = _weak_input(x1)
-    x1, x2 = promote("heaviside", x1, x2, inexact=True)
+    x1, x2 = promote("heaviside", *jit_arguments(x1, x2), inexact=True, broadcast=False)
     # (JAX's constants take x1's type: weak when x1 was weak, so the result is weak when
     # x1 and the promotion are)
     zero, one = (lax.full((), v, x1.dtype) for v in (0, 1))

@@ -11,9 +11,9 @@ from mjax.ad import custom_jvp
 from mjax.numpy.arguments import check_arraylike, no_out
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray, astype
-from mjax.numpy.elementwise import (floor_divide, greater, imag, isinf, isnan, less, logical_and,
-                                    logical_or, real, trunc, where_xy)
-from mjax.numpy.promotion import broadcast_arrays, promote
+from mjax.numpy.elementwise import (floor_divide, imag, isinf, isnan, logical_or, real, trunc,
+                                    where_xy)
+from mjax.numpy.promotion import broadcast_arrays, jit_arguments, promote
 from mjax.numpy.scalar_types import bool_, finfo
 
 
@@ -34,16 +34,18 @@ def signbit(x, /):
     if not _dt.is_float(x.dtype):
         raise TypeError(f"mjax.numpy.signbit: not defined for dtype {x.dtype}")
     bits = lax.bitcast_convert_type(x, _SAME_WIDTH_INT[x.dtype.itemsize])
-    return lax.lt(bits, lax.full_like(bits, 0))
+    # (JAX's: the sign shifted over the whole word, then != 0 as a cast to bool)
+    shift = _onp.asarray(8 * x.dtype.itemsize - 1, bits.dtype)
+    return lax.convert_element_type(lax.shift_right_arithmetic(bits, shift), _onp.bool_)
 
 
 @fused_when_eager
 def copysign(x1, x2, /):
-    x1, x2 = promote("copysign", x1, x2, inexact=True)
+    x1, x2 = promote("copysign", *jit_arguments(x1, x2), inexact=True, broadcast=False)
     if _dt.issubdtype(x1.dtype, _onp.complexfloating):
         raise TypeError("mjax.numpy.copysign does not support complex inputs")
-    mag = lax.abs(x1)
-    return lax.select(signbit(x2), lax.neg(mag), mag)
+    negative = signbit(x2)      # (as JAX's: a scalar x1's |x1| stays scalar)
+    return where_xy(negative, lax.neg(lax.abs(x1)), lax.abs(x1))
 
 
 @fused_when_eager
@@ -96,26 +98,25 @@ def modf(x, /, out=None):
     return lax.sub(x, whole), whole
 
 
-def _real_only(x):
+def _isposneginf(name, infinity, x, out):
+    """x == ±inf for floats (JAX's one comparison), False for integers."""
+    no_out(name, out)
+    x = asarray(x)
     if _dt.issubdtype(x.dtype, _onp.complexfloating):
-        raise ValueError("isposinf/isneginf: the sign of a complex infinity is not defined "
-                         f"(got {x.dtype})")
+        raise ValueError("isposinf/isneginf are not well defined for complex types")
+    if _dt.issubdtype(x.dtype, _onp.floating):
+        return lax.eq(x, _onp.asarray(infinity, x.dtype))
+    return lax.full_like(x, False, dtype=_onp.bool_)
 
 
 @fused_when_eager
 def isposinf(x, /, out=None):
-    no_out("isposinf", out)
-    x = asarray(x)
-    _real_only(x)
-    return logical_and(isinf(x), greater(x, 0))
+    return _isposneginf("isposinf", _onp.inf, x, out)
 
 
 @fused_when_eager
 def isneginf(x, /, out=None):
-    no_out("isneginf", out)
-    x = asarray(x)
-    _real_only(x)
-    return logical_and(isinf(x), less(x, 0))
+    return _isposneginf("isneginf", -_onp.inf, x, out)
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):

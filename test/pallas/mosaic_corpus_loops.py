@@ -205,6 +205,10 @@ def _jax_test_kernels(J, pl, pltpu) -> dict:
             ("isfinite", lambda x: jnp.where(jnp.isfinite(x), x, 0.0), lambda x: x),
             ("floordiv_by_scalar", lambda x: x // 2.0 + 2.0 // x,
              lambda x: np.floor_divide(x, F32(2)) + np.floor_divide(F32(2), x)),
+            ("copysign", lambda x: jnp.copysign(1.0, x), lambda x: np.copysign(F32(1), x)),
+            ("heaviside", lambda x: jnp.heaviside(x, 0.5), lambda x: np.heaviside(x, F32(.5))),
+            ("nan_to_num", lambda x: jnp.nan_to_num(x / (x > 0)),
+             lambda x: np.nan_to_num(x / (x > 0)).astype(F32)),
             ("logsumexp", lambda x: jnp.broadcast_to(lse(x, axis=1, keepdims=True),
                                                      x.shape),
              lambda x: np.broadcast_to(np.log(np.exp(x.astype(np.float64)).sum(
