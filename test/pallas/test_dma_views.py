@@ -15,15 +15,12 @@ import jax  # noqa: E402  (the oracle, from the test extra)
 import jax.experimental.pallas.tpu  # noqa: E402,F401
 
 import mjax  # noqa: E402
-from jaxlib.mlir import ir  # noqa: E402
 from jax.experimental import pallas as jpl  # noqa: E402
 from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
-from mjax.dialect.context import context  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 
-from test_mosaic_differential import (_diff, _np_bitcast, constants_by_value,  # noqa: E402
-                                      custom_calls, decode, jax_tpu_text, normalize)
+from test_mosaic_differential import _np_bitcast, assert_same_mosaic, tpu_mosaic  # noqa: E402
 
 BF16 = ml_dtypes.bfloat16
 SHAPES = [((2, 8, 128), np.float32), ((16, 128), BF16)]
@@ -68,32 +65,15 @@ JAX_KERNELS = kernels(jax, jpl, jpltpu)
 MJAX_KERNELS = kernels(mjax, pl, pltpu)
 
 
-def _module(f, lib, *, jax_side) -> str:
-    avals = [lib.ShapeDtypeStruct(s, d) for s, d in SHAPES]
-    if jax_side:
-        text = jax_tpu_text(f, avals)
-    else:
-        text = mjax.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text()
-    with context(), ir.Location.unknown():
-        module = ir.Module.parse(text)
-        (call,) = custom_calls(module)
-        return decode(call)[1]
-
-
 @pytest.mark.parametrize("name", ["async", "sync"])
 def test_dma_view_module_matches_jax(name):
     """`async` prints as JAX's; in `sync`, JAX makes the squeezed window's index (the 1 of
     `x_hbm.at[1]`) a constant before sync_copy's scoped semaphore region, mjax inside it:
     compared after canonicalize,cse (constants by value)."""
-    want = _module(JAX_KERNELS[name], jax, jax_side=True)
-    got = _module(MJAX_KERNELS[name], mjax, jax_side=False)
+    want = tpu_mosaic(jax, JAX_KERNELS[name], SHAPES)[1]
+    got = tpu_mosaic(mjax, MJAX_KERNELS[name], SHAPES)[1]
     assert "tpu.memref_reshape" in got and "tpu.memref_bitcast" in got
-    with context():
-        if name == "async":
-            a, b = normalize(want), normalize(got)
-        else:
-            a, b = (constants_by_value(normalize(t, "canonicalize,cse")) for t in (want, got))
-    assert a == b, _diff(a, b)
+    assert_same_mosaic(want, got, canonical=name == "sync")
 
 
 @pytest.mark.parametrize("name", ["async", "sync"])

@@ -26,9 +26,11 @@ import mjax  # noqa: E402
 from jaxlib.mlir import ir, passmanager  # noqa: E402
 from jax.experimental import pallas as jpl  # noqa: E402
 from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
+from jax._src.pallas.mosaic import tpu_info as jax_tpu_info  # noqa: E402
 from mjax.dialect.context import context  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
+from mjax.experimental.pallas import tpu_info as mjax_tpu_info  # noqa: E402
 from mjax.passes.jaxpr_pallas_to_mosaic import JaxprPallasToMosaicPass  # noqa: E402
 from mjax.passes.mosaic import kernel as _kernel  # noqa: E402,F401  (the tpu dialect)
 
@@ -123,10 +125,10 @@ def constants_by_value(text: str) -> str:
 
 
 @contextlib.contextmanager
-def _cpu_as_v5e():
-    """JAX's tpu_info answers for the CPU device as for one TPU v5e core (its registry of
-    device kinds), for this block only."""
-    from jax._src.pallas.mosaic import tpu_info
+def cpu_as_v5e(tpu_info):
+    """`tpu_info` (JAX's jax._src.pallas.mosaic.tpu_info, or mjax's) answers for the CPU
+    device as for one TPU v5e core (its registry of device kinds), for this block only:
+    kernels that ask the chip's tiling lower on a CPU machine."""
     added = "cpu" not in tpu_info.registry
     if added:
         tpu_info.registry["cpu"] = lambda: tpu_info.get_tpu_info_for_chip(
@@ -136,7 +138,39 @@ def _cpu_as_v5e():
     finally:
         if added:
             del tpu_info.registry["cpu"]
-            tpu_info.get_tpu_info.cache_clear()
+            getattr(tpu_info.get_tpu_info, "cache_clear", lambda: None)()
+
+
+def _cpu_as_v5e():
+    """cpu_as_v5e for JAX's tpu_info."""
+    return cpu_as_v5e(jax_tpu_info)
+
+
+def tpu_mosaic(J, f, shapes, v5e=False) -> tuple[str, str]:
+    """(backend_config, Mosaic text) of the one kernel of `f`, jitted by J (jax or mjax)
+    and lowered for the TPU: the export form on a CPU, the chip's on the chip, in both
+    libraries. v5e: each library's tpu_info answers for the CPU as for a v5e."""
+    avals = [J.ShapeDtypeStruct(s, d) for s, d in shapes]
+    info = mjax_tpu_info if J is mjax else jax_tpu_info
+    with cpu_as_v5e(info) if v5e else contextlib.nullcontext():
+        text = (jax_tpu_text(f, avals) if J is jax else
+                J.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text())
+    with context(), ir.Location.unknown():
+        module = ir.Module.parse(text)      # (held: its ops die with it)
+        (call,) = custom_calls(module)
+        return decode(call)
+
+
+def assert_same_mosaic(want: str, got: str, canonical: bool = False) -> None:
+    """JAX's Mosaic text `want` and mjax's `got` are the same, names and locations aside;
+    canonical: after canonicalize,cse, constants compared by value (for stated frontend
+    differences)."""
+    with context():
+        if canonical:
+            a, b = (constants_by_value(normalize(t, "canonicalize,cse")) for t in (want, got))
+        else:
+            a, b = normalize(want), normalize(got)
+    assert a == b, _diff(a, b)
 
 
 def jax_tpu_text(f, avals, export=False) -> str:

@@ -7,7 +7,6 @@ asserted too).
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 
@@ -27,8 +26,8 @@ from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 from mjax.experimental.pallas import tpu_info as mjax_tpu_info  # noqa: E402
 
-from test_mosaic_differential import (_cpu_as_v5e, _diff, constants_by_value,  # noqa: E402
-                                      custom_calls, decode, jax_tpu_text, normalize)
+from test_mosaic_differential import (assert_same_mosaic, cpu_as_v5e,  # noqa: E402
+                                      custom_calls, decode, tpu_mosaic)
 
 ON_TPU = os.environ.get("MJAX_TEST_TPU", "") not in ("", "0")   # (conftest.py's)
 I4, U4, I2 = (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4),
@@ -200,34 +199,10 @@ CANONICALIZE = {
 }
 
 
-@contextlib.contextmanager
-def _mjax_cpu_as_v5e():
-    """mjax's get_tpu_info answers for the CPU as for a TPU v5e core (its registry of
-    device kinds, as _cpu_as_v5e tells JAX's), for this block only."""
-    added = "cpu" not in mjax_tpu_info.registry
-    if added:
-        mjax_tpu_info.registry["cpu"] = lambda: mjax_tpu_info.get_tpu_info_for_chip(
-            mjax_tpu_info.ChipVersion.TPU_V5E, 1)
-    try:
-        yield
-    finally:
-        if added:
-            del mjax_tpu_info.registry["cpu"]
-
-
 def _mosaic(J, f, shapes):
-    """(custom call attributes, Mosaic text) of `f` lowered for a TPU v5e."""
-    avals = [J.ShapeDtypeStruct(s, d) for s, d in shapes]
-    if J is jax:
-        with _cpu_as_v5e():                # (einshape asks the chip's tiling)
-            text = jax_tpu_text(f, avals)
-    else:
-        with _mjax_cpu_as_v5e():
-            text = J.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text()
-    with context(), ir.Location.unknown():
-        module = ir.Module.parse(text)
-        (call,) = custom_calls(module)
-        return decode(call)
+    """(custom call attributes, Mosaic text) of `f` lowered for a TPU v5e (einshape asks
+    the chip's tiling)."""
+    return tpu_mosaic(J, f, shapes, v5e=True)
 
 
 @pytest.mark.parametrize("name", sorted(JAX_KERNELS))
@@ -235,13 +210,7 @@ def test_mosaic_matches_jax(name):
     jax_config, jax_text = _mosaic(jax, *JAX_KERNELS[name])
     mjax_config, mjax_text = _mosaic(mjax, *MJAX_KERNELS[name])
     assert mjax_config == jax_config
-    with context():
-        if name in CANONICALIZE:
-            a, b = (constants_by_value(normalize(t, "canonicalize,cse"))
-                    for t in (jax_text, mjax_text))
-        else:
-            a, b = normalize(jax_text), normalize(mjax_text)
-    assert a == b, _diff(a, b)
+    assert_same_mosaic(jax_text, mjax_text, canonical=name in CANONICALIZE)
 
 
 @pytest.mark.parametrize("name", sorted(set(JAX_KERNELS) - set(CANONICALIZE)))
@@ -250,7 +219,7 @@ def test_mjax_export_for_tpu_matches_jax(name):
     f, shapes = MJAX_KERNELS[name]
     avals = [mjax.ShapeDtypeStruct(s, d) for s, d in shapes]
     check = mjax.export.DisabledSafetyCheck.custom_call("tpu_custom_call")
-    with _mjax_cpu_as_v5e():
+    with cpu_as_v5e(mjax_tpu_info):
         exp = mjax.export.export(mjax.jit(f), platforms=["tpu"], disabled_checks=[check])(
             *avals)
     with context():
@@ -259,9 +228,7 @@ def test_mjax_export_for_tpu_matches_jax(name):
         config, text = decode(call)
     jax_config, jax_text = _mosaic(jax, *JAX_KERNELS[name])
     assert config == jax_config
-    with context():
-        a, b = normalize(jax_text), normalize(text)
-    assert a == b, _diff(a, b)
+    assert_same_mosaic(jax_text, text)
 
 
 def _args(name, seed=0):
@@ -500,7 +467,7 @@ def test_einshape_interpreted_values(name):
     (x,) = _args(name)
     want = _jax_interpret(name, [x])
     got = _mjax_interpret(name, [x])
-    with _mjax_cpu_as_v5e():
+    with cpu_as_v5e(mjax_tpu_info):
         tiles = _mjax_interpret(name, [x])
     for g in (got, tiles):
         assert g[0].dtype == want[0].dtype
@@ -588,10 +555,7 @@ def _bitcast_kernel(J, pl, pltpu, to, ref, prim):
 
 
 def _same_mosaic(jf, mf, shapes):
-    a, b = _mosaic(jax, jf, shapes)[1], _mosaic(mjax, mf, shapes)[1]
-    with context():
-        a, b = normalize(a), normalize(b)
-    assert a == b, _diff(a, b)
+    assert_same_mosaic(_mosaic(jax, jf, shapes)[1], _mosaic(mjax, mf, shapes)[1])
 
 
 @pytest.mark.parametrize("src,dst", [(a, b) for a in SWEEP_DTYPES for b in SWEEP_DTYPES
@@ -672,11 +636,7 @@ def test_scalar_integer_ops_match_jax(op, dtype):
         return g
     a, b = (_mosaic(J, f(J, P, tp), [((3,), dtype)])[1]
             for J, P, tp in ((jax, jpl, jpltpu), (mjax, pl, pltpu)))
-    with context():
-        passes = "canonicalize,cse" if op == "div" else ""
-        a, b = (constants_by_value(normalize(t, passes)) if passes else normalize(t)
-                for t in (a, b))
-    assert a == b, _diff(a, b)
+    assert_same_mosaic(a, b, canonical=op == "div")
     x = np.arange(3).astype(dtype)
     with jpltpu.force_tpu_interpret_mode():
         want = np.asarray(f(jax, jpl, jpltpu)(x))

@@ -17,16 +17,13 @@ import jax  # noqa: E402  (the oracle, from the test extra)
 import jax.experimental.pallas.tpu  # noqa: E402,F401
 
 import mjax  # noqa: E402
-from jaxlib.mlir import ir  # noqa: E402
 from jax.experimental import pallas as jpl  # noqa: E402
 from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
-from mjax.dialect.context import context  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 
 from pipeline_corpus import gather_scatter_corpus, pipeline_corpus  # noqa: E402
-from test_mosaic_differential import (_cpu_as_v5e, _diff, constants_by_value,  # noqa: E402
-                                      custom_calls, decode, jax_tpu_text, normalize)
+from test_mosaic_differential import _cpu_as_v5e, assert_same_mosaic, tpu_mosaic  # noqa: E402
 
 
 
@@ -42,25 +39,10 @@ JAX_KERNELS = _corpus(jax, jpl, jpltpu)
 MJAX_KERNELS = _corpus(mjax, pl, pltpu)
 
 
-def _jax_module(name) -> str:
-    f, shapes, _, _ = JAX_KERNELS[name]
+def _module(J, kernels, name) -> str:
+    f, shapes, _, _ = kernels[name]
     # (JAX's pipeline asks the chip for its tiling: the CPU answers as a v5e)
-    with _cpu_as_v5e():
-        text = jax_tpu_text(f, [jax.ShapeDtypeStruct(s, d) for s, d in shapes])
-    with context():
-        module = ir.Module.parse(text)
-        (call,) = custom_calls(module)
-        return decode(call)[1]
-
-
-def _mjax_module(name) -> str:
-    f, shapes, _, _ = MJAX_KERNELS[name]
-    avals = [mjax.ShapeDtypeStruct(s, d) for s, d in shapes]
-    text = mjax.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text()
-    with context(), ir.Location.unknown():
-        module = ir.Module.parse(text)
-        (call,) = custom_calls(module)
-        return decode(call)[1]
+    return tpu_mosaic(J, f, shapes, v5e=J is jax)[1]
 
 
 # kernels compared after `canonicalize,cse` (constants by value), with how they differ
@@ -78,14 +60,8 @@ CANONICAL["dynamic_grid"] = ("JAX makes the grid size's array constant once, bef
 
 @pytest.mark.parametrize("name", sorted(JAX_KERNELS))
 def test_pipeline_module_matches_jax(name):
-    want, got = _jax_module(name), _mjax_module(name)
-    with context():
-        if name in CANONICAL:
-            a, b = (constants_by_value(normalize(t, "canonicalize,cse"))
-                    for t in (want, got))
-        else:
-            a, b = normalize(want), normalize(got)
-    assert a == b, _diff(a, b)
+    assert_same_mosaic(_module(jax, JAX_KERNELS, name), _module(mjax, MJAX_KERNELS, name),
+                       canonical=name in CANONICAL)
 
 
 def _args(name):
@@ -117,7 +93,7 @@ def test_pipeline_dma_structure():
     """What the module holds for the matmul (4 x 4 x 4 steps of 128 x 128 blocks): two
     slots per ref, a semaphore per slot, one prefetch per input before the loop, the
     loop's input copies, waits and output write-backs, the final waits after it."""
-    text = _mjax_module("matmul")
+    text = _module(mjax, MJAX_KERNELS, "matmul")
     assert len(re.findall(r"memref\.alloca\(\) : memref<2x128x128xf32, "
                           r"#tpu\.memory_space<vmem>>", text)) == 3
     assert len(re.findall(r"tpu\.sem_alloc : memref<2x!tpu\.dma_semaphore", text)) == 3
@@ -132,7 +108,7 @@ def test_pipeline_dma_structure():
 def test_buffered_slots_and_errors():
     """pl.Buffered(4) gives an input 4 slots and 3 prefetches before the loop; more than
     two slots for an output is refused, as JAX refuses it."""
-    text = _mjax_module("buffered_copy")
+    text = _module(mjax, MJAX_KERNELS, "buffered_copy")
     assert "memref<4x128x128xi32, #tpu.memory_space<vmem>>" in text
     assert "memref<4x!tpu.dma_semaphore" in text
     assert text[:text.index("scf.for")].count("tpu.enqueue_dma") == 3
