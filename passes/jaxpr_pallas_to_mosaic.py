@@ -86,6 +86,7 @@ class JaxprPallasToMosaicPass(Pass):
         from mjax.passes.mosaic.custom_call import (backend_config, kernel_metadata,
                                                     serialize, tpu_custom_call)
         from mjax.passes.mosaic.kernel import lower_pallas_call
+        from mjax.passes.mosaic.remote import mesh_axes_used
         lowered, kept = set(), set()
         # Only calls reachable from a public function: transformations leave the
         # untransformed originals behind (dead until symbol-dce).
@@ -106,8 +107,10 @@ class JaxprPallasToMosaicPass(Pass):
                       f"{kmod.operation.get_asm(enable_debug_info=False)}",
                       file=sys.stderr)
             body, has_communication = serialize(kmod, int(self.target_version))
+            axes = mesh_axes_used(find_func(module, str(params["callee"])),
+                                  params.get("mesh_axes"))
             _, outs = tpu_custom_call(call, backend_config(body, params, has_communication),
-                                      name, kernel_metadata(params))
+                                      name, kernel_metadata(params, axes))
             for old, res in zip(call.results, outs):
                 old.replace_all_uses_with(res)
             call.erase()

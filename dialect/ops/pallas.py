@@ -170,6 +170,10 @@ class PallasCallOp(JaxprOp, name="pallas_call"):
         "shared_aliases": A.Bool(default=False),
         "compiler_params": A.AnyAttr(default=None),
         "cost_estimate": A.AnyAttr(default=None),
+        # The mesh of the shard_map the call was traced in (names, sizes): a TPU kernel
+        # names other devices by their place in it (remote DMAs, axis_index).
+        "mesh_axes": A.AnyAttr(default=None),
+        "mesh_shape": A.Ints(default=()),
     }
 
     @classmethod

@@ -29,6 +29,13 @@ start per dimension (every dim squeezed, so it needs no attributes).
     starts (dma_start: the source's, then the destination's; dma_wait: the ref's, then
     the source's), in the order of the sizes. The two views must have the same static
     sizes and their dynamic ones at the same places.
+    A DMA to another device (pltpu.make_async_remote_copy) has `device_ids` = n > 0: its
+    last n operands (i32 scalars) name the device, by its coordinates along each axis of
+    the kernel's mesh (`device_id_type = "mesh"`, n = the mesh's rank: the pallas_call's
+    `mesh_axes`) or by its logical id (`"logical"`, n = 1). A dma_wait for such a copy
+    names the device too (waiting to receive), or has `dummy_device` (waiting for the
+    send to finish: Mosaic's wait names device and core 0). semaphore_signal takes
+    `device_ids`/`device_id_type` as well (a signal to another device's semaphore).
     "jaxpr.semaphore_signal"(%sem, %inc: i32[], %sem_idx...)      adds inc
         (a semaphore op's `levels`/`sizes`/`squeezed` give a chained view of the
         semaphores, as a DMA's)
@@ -231,6 +238,30 @@ def _n_starts(ref, levels) -> int:
     return sum(levels) if levels else n
 
 
+REMOTE = {"device_ids": A.Int(default=0), "device_id_type": A.Str(default="mesh")}
+
+
+def split_device_ids(operands, device_ids: int, device_id_type: str = "mesh",
+                     name: str = "op") -> tuple[list, list]:
+    """(the operands before the device id, the device id's `device_ids` operands)."""
+    operands = list(operands)
+    if device_id_type not in ("mesh", "logical"):
+        raise TypeError(f"{name} device_id_type must be \"mesh\" or \"logical\", got "
+                        f"{device_id_type!r}")
+    n = int(device_ids or 0)
+    if n < 0 or n > len(operands) or (device_id_type == "logical" and n > 1):
+        raise TypeError(f"{name} has {n} device id operands ({device_id_type}), but "
+                        f"{len(operands)} operands")
+    return operands[:len(operands) - n], operands[len(operands) - n:]
+
+
+def _check_device_ids(name: str, ids) -> None:
+    for a in ids:
+        a = a if not isinstance(a, ir.Value) else aval_of(a.type)
+        if isinstance(a, RefAval) or a.shape != () or a.dtype != np.int32:
+            raise TypeError(f"{name} device ids must be i32 scalars, got {a.str_short()}")
+
+
 class DmaStartOp(JaxprOp, name="dma_start"):
     """Starts an asynchronous copy between two ref views. JAX: tpu dma_start_p."""
 
@@ -249,7 +280,7 @@ class DmaStartOp(JaxprOp, name="dma_start"):
                   "src_view_at": A.Int(default=-1), "src_reshape": A.Ints(default=()),
                   "src_bitcast": A.DType(default=None),
                   "dst_view_at": A.Int(default=-1), "dst_reshape": A.Ints(default=()),
-                  "dst_bitcast": A.DType(default=None)}
+                  "dst_bitcast": A.DType(default=None), **REMOTE}
 
     @classmethod
     def layout(cls, avals, has_src_sem: bool, src_levels=(), dst_levels=(), src_sizes=(),
@@ -284,8 +315,10 @@ class DmaStartOp(JaxprOp, name="dma_start"):
               dst_levels, has_src_sem, priority, add, dst_sem_sizes=(), dst_sem_squeezed=(),
               dst_sem_levels=(), src_sem_sizes=(), src_sem_squeezed=(), src_sem_levels=(),
               src_view_at=-1, src_reshape=(), src_bitcast=None, dst_view_at=-1,
-              dst_reshape=(), dst_bitcast=None):
+              dst_reshape=(), dst_bitcast=None, device_ids=0, device_id_type="mesh"):
         name = "jaxpr.dma_start"
+        avals, ids = split_device_ids(avals, device_ids, device_id_type, name)
+        _check_device_ids(name, ids)
         for a in avals[:4 if has_src_sem else 3]:
             if not isinstance(a, RefAval):
                 raise TypeError(f"{name} expects refs (src, dst, dst_sem"
@@ -333,7 +366,8 @@ class DmaWaitOp(JaxprOp, name="dma_wait"):
                   "view_at": A.Int(default=-1), "reshape": A.Ints(default=()),
                   "bitcast": A.DType(default=None),
                   "src_view_at": A.Int(default=-1), "src_reshape": A.Ints(default=()),
-                  "src_bitcast": A.DType(default=None)}
+                  "src_bitcast": A.DType(default=None), **REMOTE,
+                  "dummy_device": A.Bool(default=False)}
 
     @classmethod
     def layout(cls, avals, levels=(), has_src=False, src_levels=(), sizes=(), src_sizes=(),
@@ -362,8 +396,11 @@ class DmaWaitOp(JaxprOp, name="dma_wait"):
     @classmethod
     def infer(cls, *avals, sizes, squeezed, levels, has_src, src_sizes, src_squeezed,
               src_levels, sem_sizes=(), sem_squeezed=(), sem_levels=(), view_at=-1,
-              reshape=(), bitcast=None, src_view_at=-1, src_reshape=(), src_bitcast=None):
+              reshape=(), bitcast=None, src_view_at=-1, src_reshape=(), src_bitcast=None,
+              device_ids=0, device_id_type="mesh", dummy_device=False):
         name = "jaxpr.dma_wait"
+        avals, ids = split_device_ids(avals, device_ids, device_id_type, name)
+        _check_device_ids(name, ids)
         if len(avals) < (3 if has_src else 2):
             raise TypeError(f"{name} expects a semaphore and a ref"
                             f"{' and a source ref' if has_src else ''}, got {len(avals)} "
@@ -439,8 +476,16 @@ class SemaphoreOp(JaxprOp):
 
 
 class SemaphoreSignalOp(SemaphoreOp, name="semaphore_signal"):
-    """Adds `inc` to a semaphore. JAX: semaphore_signal_p (local only)."""
+    """Adds `inc` to a semaphore, on another device where `device_ids` > 0 (its last
+    operands name the device). JAX: semaphore_signal_p."""
     num_values = 1
+    attributes = {**SemaphoreOp.attributes, **REMOTE}
+
+    @classmethod
+    def infer(cls, *avals, device_ids=0, device_id_type="mesh", **params):
+        avals, ids = split_device_ids(avals, device_ids, device_id_type, cls.OPERATION_NAME)
+        _check_device_ids(cls.OPERATION_NAME, ids)
+        return super().infer(*avals, **params)
 
 
 class SemaphoreWaitOp(SemaphoreOp, name="semaphore_wait"):

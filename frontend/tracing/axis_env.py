@@ -17,6 +17,18 @@ class AxisEnv:
         # Axes whose member index a function gives instead of an axis_index op: inside a
         # pl.core_map kernel, its core axis is the kernel's program id.
         self.index_of: dict = {}
+        # The meshes of the shard_maps being traced, innermost last: (axis names, axis
+        # sizes). A Pallas TPU kernel traced inside one names devices by their place in
+        # it (JAX: the kernel's mesh context).
+        self.meshes: list[tuple[tuple, tuple]] = []
+
+    @contextlib.contextmanager
+    def mesh(self, axis_names: tuple, axis_sizes: tuple):
+        self.meshes.append((tuple(axis_names), tuple(int(n) for n in axis_sizes)))
+        try:
+            yield
+        finally:
+            self.meshes.pop()
 
     @contextlib.contextmanager
     def per_device(self, name: str):

@@ -50,11 +50,14 @@ def _compact_json(obj: dict) -> str:
     return json.dumps(obj, sort_keys=True, indent=0, separators=(",", ":"))
 
 
-def kernel_metadata(params: dict) -> str:
+def kernel_metadata(params: dict, mesh_axes=()) -> str:
     """The kernel_metadata frontend attribute: pallas_call's `metadata` dictionary (an
-    op attribute of that name, when the frontend records one) as compact JSON."""
-    metadata = params.get("metadata") or {}
-    return _compact_json({str(k): str(v) for k, v in dict(metadata).items()})
+    op attribute of that name, when the frontend records one) as compact JSON, with
+    `mesh_axes` (the mesh axes the kernel names, as a JSON list) when there are any."""
+    metadata = {str(k): str(v) for k, v in dict(params.get("metadata") or {}).items()}
+    if mesh_axes:
+        metadata["mesh_axes"] = json.dumps(list(mesh_axes))
+    return _compact_json(metadata)
 
 
 def _bool(b) -> str:

@@ -241,6 +241,7 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
     kl.scope_base = kernel_root(call)   # (JAX traces the kernel outside the caller's scopes)
     cp = params.get("compiler_params")
     kl.compiler_params = cp if isinstance(cp, dict) else {}
+    kl.mesh = (tuple(params.get("mesh_axes") or ()), tuple(params.get("mesh_shape") or ()))
     i32 = ir.IntegerType.get_signless(32)
     with call.location:
         kmod = ir.Module.create()

@@ -29,6 +29,7 @@ from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.ops import pallas_tpu as P
 from mjax.dialect.ops.pallas import SEMAPHORE_SPACES, scratch_memory_spaces
 from mjax.dialect.types import RefAval, aval_of
+from mjax.passes.ir_util import reachable_functions
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
 from mjax.passes.rules import hlo as H
@@ -183,11 +184,43 @@ def _view_write(b, x, view, value):
     return _write(b, x, *base, v)
 
 
+def _local_only(op) -> None:
+    """Interpret mode runs one device's kernel at a time: a DMA, wait or signal that
+    names another device is refused (JAX runs them with pltpu.InterpretParams)."""
+    p = op.opview.params
+    if not (int(p.get("device_ids", 0) or 0) or p.get("dummy_device")):
+        return
+    # (a kernel only a dead function calls, the untransformed original a transformation
+    # leaves behind until symbol-dce, is expanded too: its result is never used)
+    fn = op.operation.parent
+    while fn is not None and fn.name != "func.func":
+        fn = fn.parent
+    module = fn.parent if fn is not None else None
+    if module is not None:
+        fns = {ir.StringAttr(f.attributes["sym_name"]).value: f.operation
+               for f in module.regions[0].blocks[0].operations
+               if f.operation.name == "func.func"}
+        if ir.StringAttr(fn.attributes["sym_name"]).value not in reachable_functions(fns):
+            return
+    raise NotImplementedError(
+            f"{op.name} to another device (pltpu.make_async_remote_copy, or "
+            f"semaphore_signal with device_id=) in interpret mode: mjax's interpreter "
+            f"runs each device's kernel instance by itself, without the other devices' "
+            f"buffers and semaphores; lower it for the TPU instead")
+
+
+def _local_operands(op) -> list:
+    """The op's operands before those naming another device."""
+    return list(op.operands)[:len(op.operands) - int(op.opview.params.get("device_ids", 0)
+                                                     or 0)]
+
+
 def _dma_start(d, op):
+    _local_only(op)
     p = op.opview.params
     env = d.env
     b = d.builder(op)
-    refs, starts, dyn = P.DmaStartOp.layout(list(op.operands), p["has_src_sem"],
+    refs, starts, dyn = P.DmaStartOp.layout(_local_operands(op), p["has_src_sem"],
                                             p["src_levels"], p["dst_levels"],
                                             p["src_sizes"], p["dst_sizes"],
                                             p["dst_sem_levels"], p["src_sem_levels"])
@@ -240,9 +273,10 @@ def _signal(b, env, p, refs, starts) -> None:
 
 
 def _dma_wait(d, op):
+    _local_only(op)
     b = d.builder(op)
     p = op.opview.params
-    sem, _, _, idx, _, _, _ = P.DmaWaitOp.layout(list(op.operands), p["levels"],
+    sem, _, _, idx, _, _, _ = P.DmaWaitOp.layout(_local_operands(op), p["levels"],
                                                  p["has_src"], p["src_levels"],
                                                  p["sizes"], p["src_sizes"], p["sem_levels"])
     idx = [_i32(b, d.env[s]) for s in idx]
@@ -255,7 +289,7 @@ def _sem_index(b, d, op, at: int) -> list:
     """The index of the one semaphore a semaphore op names (its operands from `at`; a
     chained view folded into one window)."""
     p = op.opview.params
-    idx = [_i32(b, d.env[s]) for s in list(op.operands)[at:]]
+    idx = [_i32(b, d.env[s]) for s in _local_operands(op)[at:]]
     if p.get("levels"):
         idx = _window(b, op.operands[0], idx, p["sizes"], p["squeezed"], p["levels"])[0]
     return idx
@@ -263,6 +297,7 @@ def _sem_index(b, d, op, at: int) -> list:
 
 def _semaphore(sign):
     def rule(d, op):
+        _local_only(op)
         b = d.builder(op)
         if sign < 0 and not op.opview.params.get("decrement", True):
             return                        # (waiting alone changes nothing here)

@@ -195,3 +195,21 @@ func.func private @dma_bad_bitcast(%src: memref<16x128xbf16>, %dst: memref<16x12
   "jaxpr.dma_start"(%src, %dst, %sem, %z, %z, %z, %z) {src_levels = array<i64: 2>, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, src_view_at = 0, src_bitcast = f32, dst_sizes = array<i64: 16, 128>, dst_squeezed = array<i64>} : (memref<16x128xbf16>, memref<16x128xf32>, memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
   return
 }
+
+// -----
+
+func.func private @remote_logical_ids(%src: memref<8x128xf32>, %dst: memref<8x128xf32>, %sem: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{has 2 device id operands (logical)}}
+  "jaxpr.semaphore_signal"(%sem, %z, %z, %z) {device_ids = 2, device_id_type = "logical"} : (memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}
+
+// -----
+
+func.func private @remote_id_type(%sem: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{device_id_type must be "mesh" or "logical", got 'core'}}
+  "jaxpr.semaphore_signal"(%sem, %z, %z) {device_ids = 1, device_id_type = "core"} : (memref<i32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}

@@ -180,3 +180,22 @@ func.func private @dma_view_transforms(%src: memref<2x16x128xbf16>, %dst: memref
   "jaxpr.dma_wait"(%sem, %hbm, %dst, %i, %z, %z, %z) {levels = array<i64: 2>, sizes = array<i64: 4, 128>, squeezed = array<i64>, view_at = 0, reshape = array<i64: 8, 256>, bitcast = ui32, has_src = true, src_levels = array<i64: 2>, src_sizes = array<i64: 4, 128>, src_squeezed = array<i64>} : (memref<i32>, memref<16x128xbf16>, memref<4x128xui32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
   return
 }
+
+// -----
+
+// A remote DMA, its waits and a remote signal: the last `device_ids` operands name the
+// device (mesh coordinates, or one logical id); a send's wait has `dummy_device`.
+// CHECK-LABEL: func.func private @remote
+// CHECK:         "jaxpr.dma_start"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {device_id_type = "mesh", device_ids = 2 : i64, dst_sizes = array<i64: 8, 128>, dst_squeezed = array<i64>, has_src_sem = true, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>}
+// CHECK:         "jaxpr.dma_wait"({{.*}}) {dummy_device = true, has_src = true, sizes = array<i64: 8, 128>, squeezed = array<i64>, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>}
+// CHECK:         "jaxpr.dma_wait"({{.*}}) {device_id_type = "logical", device_ids = 1 : i64, has_src = true, sizes = array<i64: 8, 128>, squeezed = array<i64>, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>}
+// CHECK:         "jaxpr.semaphore_signal"(%{{.*}}, %{{.*}}, %{{.*}}) {device_ids = 1 : i64} : (memref<i32>, tensor<i32>, tensor<i32>) -> ()
+func.func private @remote(%src: memref<8x128xf32>, %dst: memref<8x128xf32>, %send: memref<i32>, %recv: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %i = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+  "jaxpr.dma_start"(%src, %dst, %recv, %send, %z, %z, %z, %z, %i, %z) {src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, dst_sizes = array<i64: 8, 128>, dst_squeezed = array<i64>, has_src_sem = true, device_ids = 2, device_id_type = "mesh"} : (memref<8x128xf32>, memref<8x128xf32>, memref<i32>, memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  "jaxpr.dma_wait"(%send, %src, %dst, %z, %z, %z, %z) {sizes = array<i64: 8, 128>, squeezed = array<i64>, has_src = true, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, dummy_device = true} : (memref<i32>, memref<8x128xf32>, memref<8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  "jaxpr.dma_wait"(%recv, %dst, %src, %z, %z, %z, %z, %i) {sizes = array<i64: 8, 128>, squeezed = array<i64>, has_src = true, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, device_ids = 1, device_id_type = "logical"} : (memref<i32>, memref<8x128xf32>, memref<8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  "jaxpr.semaphore_signal"(%recv, %i, %z) {device_ids = 1} : (memref<i32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}

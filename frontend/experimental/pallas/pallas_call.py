@@ -21,6 +21,7 @@ from mjax.specs import dtypes
 from mjax import numpy as jnp
 from mjax.base import trace_trees, tree_util
 from mjax.config import pallas_tpu_interpret_mode as tpu_interpret_mode
+from mjax.tracing.axis_env import AXIS_ENV
 from mjax.tracing.core import Trace, Tracer, aval_of_value, current_trace, user_location
 from mjax.dialect import Builder, context
 from mjax.dialect.attributes import Symbol
@@ -452,6 +453,8 @@ class _PallasCall:
             extra["scratch_memory_spaces"] = scratch_spaces
         if self.cost_estimate is not None:
             extra["cost_estimate"] = self.cost_estimate
+        if AXIS_ENV.meshes:
+            extra["mesh_axes"], extra["mesh_shape"] = AXIS_ENV.meshes[-1]
         with context():
             b = Builder(outer.ip, user_location())
             results = emit_pallas_call(
@@ -493,6 +496,7 @@ class _PallasCall:
         with context(), trace, KernelContext(trace, self.grid if grid is None else grid) \
                 as kctx:
             kctx.note_memory_spaces(trace.args, spaces)
+            kctx.interpret = bool(self.interpret or tpu_interpret_mode.value is not None)
             result = self.kernel(*pre_refs, *in_refs, *out_refs, *scratch)
             if result is not None:
                 raise ValueError(f"The kernel function in the pallas_call {self.name} "
