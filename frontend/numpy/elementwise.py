@@ -552,7 +552,7 @@ def hypot(x1, x2, /):
 
 
 def logaddexp(x1, x2, /):
-    x1, x2 = promote("logaddexp", x1, x2, inexact=True)
+    x1, x2 = promote_ranks("logaddexp", x1, x2, inexact=True)
     m = lax.max(x1, x2)
     if _dt.issubdtype(m.dtype, _onp.complexfloating):
         # amax + log1p(exp(x1 + x2 - 2 amax)), the phase wrapped into [-pi, pi] (as JAX)
@@ -565,9 +565,9 @@ def logaddexp(x1, x2, /):
 def _logaddexp_real(x1, x2):
     """max + log1p(exp(-|x1 - x2|)); x1 + x2 where the difference is NaN (a NaN, or
     infinities of one sign). JAX's formula, so results agree to the bit."""
-    delta = lax.sub(x1, x2)
-    tail = lax.log1p(lax.exp(lax.neg(lax.abs(delta))))
-    return lax.select(lax.ne(delta, delta), lax.add(x1, x2), lax.add(lax.max(x1, x2), tail))
+    amax, delta = lax.max(x1, x2), lax.sub(x1, x2)       # (in JAX's order)
+    nan, both = lax.ne(delta, delta), lax.add(x1, x2)
+    return lax.select(nan, both, lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
 
 
 @_logaddexp_real.defjvp

@@ -374,12 +374,12 @@ def _broadcast_promoted(fname, out, avals):
     return [lax.implicit_broadcast(o, shape) for o in out]
 
 
-def promote_ranks(fname, *args):
+def promote_ranks(fname, *args, inexact=False):
     """Promoted dtypes and, where non-scalar operands differ in rank, leading 1s up to the
     highest rank; scalars and size-1 dims are left to lax's implicit broadcast (JAX:
     promote_args_numeric's promote_shapes), so ops on a scalar operand stay scalar; Python
     scalars are jit_arguments, as in JAX's jitted remainder and floor_divide."""
-    out = promote(fname, *jit_arguments(*args), broadcast=False)
+    out = promote(fname, *jit_arguments(*args), inexact=inexact, broadcast=False)
     shapes = [aval_of_value(o).shape for o in out]
     ranks = {len(s) for s in shapes if s}
     if len(ranks) < 2:

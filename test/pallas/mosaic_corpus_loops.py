@@ -209,6 +209,8 @@ def _jax_test_kernels(J, pl, pltpu) -> dict:
             ("heaviside", lambda x: jnp.heaviside(x, 0.5), lambda x: np.heaviside(x, F32(.5))),
             ("nan_to_num", lambda x: jnp.nan_to_num(x / (x > 0)),
              lambda x: np.nan_to_num(x / (x > 0)).astype(F32)),
+            ("logaddexp", lambda x: jnp.logaddexp(x, 0.5),
+             lambda x: np.logaddexp(x, F32(0.5))),
             ("logsumexp", lambda x: jnp.broadcast_to(lse(x, axis=1, keepdims=True),
                                                      x.shape),
              lambda x: np.broadcast_to(np.log(np.exp(x.astype(np.float64)).sum(
