@@ -631,10 +631,25 @@ class PrngRandomBitsOp(JaxprOp, name="prng_random_bits"):
         return (ShapedArray(tuple(shape), np.int32),)
 
 
+class GetBarrierSemaphoreOp(JaxprOp, name="get_barrier_semaphore"):
+    """The kernel's barrier semaphore (one i32 counter ref, in the "barrier_semaphore"
+    space), shared by the devices of the kernel's collective (its compiler params'
+    collective_id); other devices signal it with semaphore_signal's device ids.
+    JAX: pltpu.get_barrier_semaphore (get_barrier_semaphore_p)."""
+
+    num_operands = 0
+    pure = False
+    holds_refs = True        # (its result is a ref: state discharge gives it a counter)
+
+    @classmethod
+    def infer(cls):
+        return (RefAval((), np.int32),)
+
+
 PRNG_OPS = (PrngSeedOp, PrngRandomBitsOp)
 DMA_OPS = (DmaStartOp, DmaWaitOp)
 SEMAPHORE_OPS = (SemaphoreSignalOp, SemaphoreWaitOp, SemaphoreReadOp)
 
-__all__ = ["DMA_OPS", "DYNAMIC_SIZE", "VIEW_START", "n_dynamic", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "PRNG_OPS", "PrngRandomBitsOp", "PrngSeedOp", "RollOp", "TpuBitcastOp",
+__all__ = ["DMA_OPS", "DYNAMIC_SIZE", "GetBarrierSemaphoreOp", "VIEW_START", "n_dynamic", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "PRNG_OPS", "PrngRandomBitsOp", "PrngSeedOp", "RollOp", "TpuBitcastOp",
            "RunScopedOp", "SEMAPHORE_OPS",
            "SemaphoreOp", "fold_view", "view_levels", "SemaphoreReadOp", "SemaphoreSignalOp", "SemaphoreWaitOp"]

@@ -1,7 +1,7 @@
 """Mosaic lowering of what names other devices in a Pallas TPU kernel traced inside a
 shard_map: `lax.axis_index` of a mesh axis (`tpu.device_id` divided down to the axis),
-and the device ids of remote DMAs and semaphore signals (dialect/ops/pallas_tpu.py's
-`device_ids` operands), as JAX's Pallas TPU lowering emits them.
+the device ids of remote DMAs and semaphore signals (dialect/ops/pallas_tpu.py's
+`device_ids` operands) and the barrier semaphore (`tpu.sem_barrier`), as JAX's Pallas TPU lowering emits them.
 
 A device named by its mesh coordinates (device_id_type "mesh") is the logical id
 `0 + c0 * stride0 + c1 * stride1 ...` (row-major strides of the pallas_call's
@@ -23,8 +23,9 @@ from jaxlib.mlir.dialects import arith
 from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.ops import collectives as C
+from mjax.dialect.ops import pallas_tpu as PT
 from mjax.passes.mosaic.table import MOSAIC
-from mjax.passes.mosaic.types import MosaicLoweringError, full
+from mjax.passes.mosaic.types import MosaicLoweringError, full, ref_type
 
 
 def kernel_mesh(kl) -> tuple[tuple, tuple]:
@@ -71,6 +72,11 @@ def _axis_index(kl, op, *, axes, **params):
     size = full(shape[k], np.int32)
     minor = full(math.prod(shape[k + 1:]), np.int32)
     return [arith.remsi(arith.divsi(device, minor), size)]
+
+
+@MOSAIC.register(PT.GetBarrierSemaphoreOp)
+def _barrier_semaphore(kl, op, **params):
+    return [tpu.sem_barrier(ref_type((), np.int32, "barrier_semaphore"))]
 
 
 def mesh_axes_used(kernel: ir.Operation, mesh_axes) -> list[str]:

@@ -53,7 +53,7 @@ _WHY = {
     TRITON: "DMAs, semaphores and run_scoped are Pallas TPU features; Triton kernels "
             "cannot use them (JAX's Triton lowering has no rule for them either)",
 }
-for _op in P.DMA_OPS + P.SEMAPHORE_OPS + (P.RunScopedOp,):
+for _op in P.DMA_OPS + P.SEMAPHORE_OPS + (P.RunScopedOp, P.GetBarrierSemaphoreOp):
     for _table, _why in _WHY.items():
         _table.unsupported(_op, _why)
 # The kernel PRNG's bits are the chip's: nothing else makes them.
@@ -184,11 +184,12 @@ def _view_write(b, x, view, value):
     return _write(b, x, *base, v)
 
 
-def _local_only(op) -> None:
+def _local_only(op, remote: bool = False) -> None:
     """Interpret mode runs one device's kernel at a time: a DMA, wait or signal that
-    names another device is refused (JAX runs them with pltpu.InterpretParams)."""
+    names another device (or `remote`: an op only devices together use) is refused
+    (JAX runs them with pltpu.InterpretParams)."""
     p = op.opview.params
-    if not (int(p.get("device_ids", 0) or 0) or p.get("dummy_device")):
+    if not (remote or int(p.get("device_ids", 0) or 0) or p.get("dummy_device")):
         return
     # (a kernel only a dead function calls, the untransformed original a transformation
     # leaves behind until symbol-dce, is expanded too: its result is never used)
@@ -203,8 +204,9 @@ def _local_only(op) -> None:
         if ir.StringAttr(fn.attributes["sym_name"]).value not in reachable_functions(fns):
             return
     raise NotImplementedError(
-            f"{op.name} to another device (pltpu.make_async_remote_copy, or "
-            f"semaphore_signal with device_id=) in interpret mode: mjax's interpreter "
+            f"{op.name} (a DMA or signal to another device: pltpu.make_async_remote_copy"
+            f", semaphore_signal with device_id=; or get_barrier_semaphore) in interpret "
+            f"mode: mjax's interpreter "
             f"runs each device's kernel instance by itself, without the other devices' "
             f"buffers and semaphores; lower it for the TPU instead")
 
@@ -468,7 +470,13 @@ for _table, _why in ((JVP, "pltpu.bitcast has no derivative (JAX's bitcast_p has
                               "rule for it either")):
     _table.unsupported(P.TpuBitcastOp, _why)
 
+def _barrier_semaphore(d, op):
+    _local_only(op, remote=True)
+    d.env[op.results[0]] = d.builder(op).constant(np.zeros((), np.int32))
+
+
 DISCHARGE_NESTED.update({
+    P.GetBarrierSemaphoreOp: _barrier_semaphore,
     P.DmaStartOp: _dma_start,
     P.DmaWaitOp: _dma_wait,
     P.SemaphoreSignalOp: _semaphore(+1),

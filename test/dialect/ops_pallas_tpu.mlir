@@ -190,6 +190,8 @@ func.func private @dma_view_transforms(%src: memref<2x16x128xbf16>, %dst: memref
 // CHECK:         "jaxpr.dma_wait"({{.*}}) {dummy_device = true, has_src = true, sizes = array<i64: 8, 128>, squeezed = array<i64>, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>}
 // CHECK:         "jaxpr.dma_wait"({{.*}}) {device_id_type = "logical", device_ids = 1 : i64, has_src = true, sizes = array<i64: 8, 128>, squeezed = array<i64>, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>}
 // CHECK:         "jaxpr.semaphore_signal"(%{{.*}}, %{{.*}}, %{{.*}}) {device_ids = 1 : i64} : (memref<i32>, tensor<i32>, tensor<i32>) -> ()
+// CHECK:         %[[B:.*]] = "jaxpr.get_barrier_semaphore"() : () -> memref<i32>
+// CHECK:         "jaxpr.semaphore_signal"(%[[B]], %{{.*}}, %{{.*}}) {device_id_type = "logical", device_ids = 1 : i64}
 func.func private @remote(%src: memref<8x128xf32>, %dst: memref<8x128xf32>, %send: memref<i32>, %recv: memref<i32>) {
   %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
   %i = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
@@ -197,5 +199,7 @@ func.func private @remote(%src: memref<8x128xf32>, %dst: memref<8x128xf32>, %sen
   "jaxpr.dma_wait"(%send, %src, %dst, %z, %z, %z, %z) {sizes = array<i64: 8, 128>, squeezed = array<i64>, has_src = true, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, dummy_device = true} : (memref<i32>, memref<8x128xf32>, memref<8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
   "jaxpr.dma_wait"(%recv, %dst, %src, %z, %z, %z, %z, %i) {sizes = array<i64: 8, 128>, squeezed = array<i64>, has_src = true, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, device_ids = 1, device_id_type = "logical"} : (memref<i32>, memref<8x128xf32>, memref<8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
   "jaxpr.semaphore_signal"(%recv, %i, %z) {device_ids = 1} : (memref<i32>, tensor<i32>, tensor<i32>) -> ()
+  %b = "jaxpr.get_barrier_semaphore"() : () -> memref<i32>
+  "jaxpr.semaphore_signal"(%b, %i, %z) {device_ids = 1, device_id_type = "logical"} : (memref<i32>, tensor<i32>, tensor<i32>) -> ()
   return
 }
