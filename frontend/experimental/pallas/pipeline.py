@@ -18,11 +18,19 @@ there, in elements, the size traced and at most n) is copied as JAX's pipeline c
 it: each step gets a VMEM buffer of the block's bound shape (run_scoped), an input's
 `size` rows DMA'd into its first rows before the body runs, an output's first `size`
 rows DMA'd out after it (one DMA semaphore per buffer; the copies are waited for at
-once, not overlapped: JAX's overlapped schedule differs). JAX: pallas/mosaic/pipeline.py.
+once, not overlapped: JAX's overlapped schedule differs).
+
+`pipeline(*refs, allocations=...)` uses buffers made beforehand (pltpu.BufferedRef, one
+per ref, allocated by a pl.run_scoped or pallas_call's scratch_shapes; their specs and
+roles, input_output included, pick the blocks and copies) instead of allocating its own,
+and runs `body_prologue()` before each step's body; emit_pipeline_with_allocations gives
+the function making them for given refs (pipeline_allocations.py).
+JAX: pallas/mosaic/pipeline.py.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import numpy as np
 
@@ -32,6 +40,8 @@ from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, Mem
                                            Squeezed, no_block_spec)
 from mjax.experimental.pallas.memory import (_ONE_DMA_SEMAPHORE, async_copy, run_scoped,
                                              sync_copy)
+from mjax.experimental.pallas.pipeline_allocations import (BufferedRef, BufferedRefBase,
+                                                           from_pipelined)
 from mjax.experimental.pallas.pipeline_buffers import (PipelinedRef, Step, keep_unit_dims,
                                                        next_indices, prev_indices,
                                                        total_steps)
@@ -139,28 +149,33 @@ def _spec_groups(specs) -> list:
     return list(specs) if isinstance(specs, (list, tuple)) else [specs]
 
 
-def _body_args(groups, views) -> list:
+def _body_args(groups, views, is_leaf=_is_spec) -> list:
     out, k = [], 0
     for g in groups:
-        if _is_spec(g):
+        if is_leaf(g):
             out.append(views[k])
             k += 1
             continue
-        leaves, tree = trace_trees.tree_flatten(g, is_leaf=_is_spec)
+        leaves, tree = trace_trees.tree_flatten(g, is_leaf=is_leaf)
         out.append(tree_util.tree_unflatten(tree, list(views[k:k + len(leaves)])))
         k += len(leaves)
     return out
 
 
-def _pipelined(body, grid, specs, flat, n_in, no_pipelining) -> None:
-    """The pipeline over VMEM buffers (pipeline_buffers.py), as JAX's emits it."""
-    ctx = current_kernel("emit_pipeline")
-    refs = [PipelinedRef(s, r, k < n_in, grid, ctx.memory_space(r))
-            for k, (s, r) in enumerate(zip(specs, flat))]
-    stages = max([2] + [r.count for r in refs if r.buffered and getattr(
-        getattr(r.spec, "pipeline_mode", None), "buffer_count", None) is not None])
+def _pipelined(body, grid, refs, stages, no_pipelining, prologue=None,
+               bound=False) -> None:
+    """The pipeline over the VMEM buffers of `refs` (PipelinedRefs, pipeline_buffers.py)
+    as JAX's emits it: allocated here in one run_scoped, or already `bound` to a
+    BufferedRef's refs (allocations=...). `prologue` runs before each step's body."""
     total = total_steps(grid)
     allocs = [r.allocations for r in refs]
+
+    def run_body():
+        if prologue is not None:
+            prologue()
+        views = [r.current() for r in refs]
+        with named_scope("ep_run_kernel"):
+            body(*views)
 
     def run_step(step, ids, r_slots):
         ids = keep_unit_dims(ids, grid)
@@ -174,9 +189,7 @@ def _pipelined(body, grid, specs, flat, n_in, no_pipelining) -> None:
                 for r in refs:
                     if r.is_input:
                         _sync_block(r, ids, True)
-                views = [r.current() for r in refs]
-                with named_scope("ep_run_kernel"):
-                    body(*views)
+                run_body()
                 for r in refs:
                     if r.is_output:
                         _sync_block(r, ids, False)
@@ -184,9 +197,7 @@ def _pipelined(body, grid, specs, flat, n_in, no_pipelining) -> None:
                 for phase in (sched.copy_in, sched.wait_in):
                     for r in refs:
                         phase(r)
-                views = [r.current() for r in refs]
-                with named_scope("ep_run_kernel"):
-                    body(*views)
+                run_body()
                 for phase in (sched.copy_out, sched.wait_out, sched.advance):
                     for r in refs:
                         phase(r)
@@ -195,8 +206,9 @@ def _pipelined(body, grid, specs, flat, n_in, no_pipelining) -> None:
     def scoped(*buffers):
         buffers = list(buffers)
         for r, a in zip(refs, allocs):
-            r.bind(buffers[:len(a)])
-            del buffers[:len(a)]
+            if not bound:
+                r.bind(buffers[:len(a)])
+                del buffers[:len(a)]
         init = (0,) * len(grid)
         if no_pipelining:
             for r in refs:
@@ -229,7 +241,92 @@ def _pipelined(body, grid, specs, flat, n_in, no_pipelining) -> None:
                     sync_copy(r.window, r.src)
         when(total > 0)(main)
 
-    run_scoped(scoped, *[a for al in allocs for a in al])
+    if bound:
+        scoped()
+    else:
+        run_scoped(scoped, *[a for al in allocs for a in al])
+
+
+def _num_in(in_specs) -> int:
+    if isinstance(in_specs, (list, tuple)):
+        return len(trace_trees.tree_leaves(in_specs, is_leaf=_is_spec))
+    return 1 if in_specs not in (None, ()) else 0
+
+
+def _stages(in_specs, out_specs) -> int:
+    """The pipeline's prefetch depth with allocations, as JAX's: the largest
+    buffer_count of its own specs' pipeline modes, at least 2."""
+    specs = trace_trees.tree_leaves((in_specs, out_specs), is_leaf=_is_spec)
+    counts = [getattr(getattr(s, "pipeline_mode", None), "buffer_count", None)
+              for s in specs if isinstance(s, BlockSpec)]
+    return max([2] + [int(c) for c in counts if c is not None])
+
+
+def _is_bref(x) -> bool:
+    return isinstance(x, BufferedRefBase)
+
+
+def _with_allocations(body, grid, refs, allocations, extra, stages, no_pipelining,
+                      prologue) -> None:
+    """The pipeline over the buffers of `allocations` (BufferedRefs already allocated, one
+    per ref; their specs, not the pipeline's, pick the blocks)."""
+    if isinstance(allocations, list):
+        allocations = tuple(allocations)
+    if not isinstance(allocations, tuple):
+        allocations = (allocations,)
+    brefs = trace_trees.tree_leaves(allocations, is_leaf=_is_bref)
+    flat = [as_ref(r, "emit_pipeline") for r in
+            trace_trees.tree_leaves(refs, is_leaf=lambda x: isinstance(x, Ref))]
+    if len(brefs) != len(flat):
+        raise ValueError(f"emit_pipeline: {len(brefs)} allocation(s) for {len(flat)} "
+                         f"ref(s)")
+    ctx = current_kernel("emit_pipeline")
+    prefs = []
+    for b, r in zip(brefs, flat):
+        if not isinstance(b, BufferedRef) or b.is_manual:
+            raise NotImplementedError(f"emit_pipeline with an allocation of type "
+                                      f"{type(b).__name__} (not an input, output or "
+                                      f"input_output pltpu.BufferedRef) is not supported "
+                                      f"by mjax")
+        if b.is_buffered and not isinstance(b.window_ref, Ref):
+            raise ValueError("emit_pipeline: allocations must be allocated first (pass "
+                             "the BufferedRefs to pl.run_scoped or scratch_shapes), got "
+                             f"{b!r}")
+        p = PipelinedRef(b.spec, r, b.is_input, grid, ctx.memory_space(r),
+                         is_output=b.is_output, count=b._buffer_count,
+                         trivial=b.is_trivial_windowing, lookahead=b.use_lookahead)
+        p.bind([x for x in (b.window_ref, b.sem_recvs, b.sem_sends) if x is not None])
+        prefs.append(p)
+    groups = list(allocations)
+    _pipelined(lambda *views: body(*_body_args(groups, views, _is_bref), *extra), grid,
+               prefs, stages, no_pipelining, prologue, bound=True)
+
+
+def make_pipeline_allocations(*refs, in_specs=(), out_specs=(), tiling=None, grid=()):
+    """The BufferedRefs (scratch specs: pass them to pl.run_scoped) of a pipeline over
+    `refs`, one per ref, as `pipeline(*refs)` would allocate them.
+    JAX: pallas/mosaic/pipeline.py _make_pipeline_allocations."""
+    if tiling is not None:
+        raise NotImplementedError("emit_pipeline's allocations with a tiling are not "
+                                  "supported by mjax")
+    ctx = current_kernel("emit_pipeline allocations")
+    flat = [as_ref(r, "emit_pipeline") for r in
+            trace_trees.tree_leaves(refs, is_leaf=lambda x: isinstance(x, Ref))]
+    n_in = _num_in(in_specs)
+    specs = _flat(in_specs, n_in, "in_specs") + _flat(out_specs, len(flat) - n_in,
+                                                       "out_specs")
+    grid = tuple(grid)
+    return tuple(from_pipelined(PipelinedRef(s, r, k < n_in, grid, ctx.memory_space(r)))
+                 for k, (s, r) in enumerate(zip(specs, flat)))
+
+
+def emit_pipeline_with_allocations(body, *, grid, in_specs=(), out_specs=()):
+    """(pipeline, make_allocations): `emit_pipeline(body, ...)` and the function making
+    its BufferedRefs for given refs, to allocate once (pl.run_scoped) and pass to several
+    `pipeline(*refs, allocations=...)` calls. JAX: pltpu.emit_pipeline_with_allocations."""
+    make = functools.partial(make_pipeline_allocations, in_specs=in_specs,
+                             out_specs=out_specs, grid=grid)
+    return emit_pipeline(body, grid=grid, in_specs=in_specs, out_specs=out_specs), make
 
 
 def _sync_block(r, ids, into: bool) -> None:
@@ -276,24 +373,23 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_ax
     def pipeline(*refs, scratches=None, allocations=None, body_prologue=None,
                  first_cycle=None, last_cycle=None, init_accumulators=None, prefetch=None,
                  postyeet=None, schedule=None):
-        if allocations is not None:
-            raise NotImplementedError("emit_pipeline's pipeline(allocations=...) (buffers "
-                                      "made once by emit_pipeline_with_allocations) is not "
-                                      "supported by mjax")
-        if body_prologue is not None:
+        if body_prologue is not None and allocations is None:
             # (JAX 0.10.2 runs it only with allocations: without, its pipeline drops it)
             raise NotImplementedError("emit_pipeline's pipeline(body_prologue=...) runs only "
                                       "with allocations=... in JAX 0.10.2 (without them it "
-                                      "is dropped), which mjax does not support")
+                                      "is dropped); pass the allocations of "
+                                      "emit_pipeline_with_allocations")
         if any(x is not None for x in (first_cycle, last_cycle, init_accumulators, prefetch,
                                        postyeet, schedule)):
             raise NotImplementedError("emit_pipeline's pipelining hooks (first_cycle, "
                                       "prefetch, schedule, ...) are not supported by mjax")
+        if allocations is not None:
+            _with_allocations(body, grid, refs, allocations, list(scratches or ()),
+                              _stages(in_specs, out_specs), no_pipelining, body_prologue)
+            return
         flat = trace_trees.tree_leaves(refs, is_leaf=lambda x: isinstance(x, Ref))
         flat = [as_ref(r, "emit_pipeline") for r in flat]
-        n_in = len(trace_trees.tree_leaves(
-            in_specs, is_leaf=lambda x: x is no_block_spec or isinstance(x, BlockSpec))) \
-            if isinstance(in_specs, (list, tuple)) else (1 if in_specs not in (None, ()) else 0)
+        n_in = _num_in(in_specs)
         ins = _flat(in_specs, n_in, "in_specs")
         outs = _flat(out_specs, len(flat) - n_in, "out_specs")
         specs = ins + outs
@@ -312,8 +408,13 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_ax
 
         if not any(_is_bounded(s) for s in specs):
             groups = _spec_groups(in_specs) + _spec_groups(out_specs)
+            ctx = current_kernel("emit_pipeline")
+            prefs = [PipelinedRef(sp, r, k < n_in, grid, ctx.memory_space(r))
+                     for k, (sp, r) in enumerate(zip(specs, flat))]
+            stages = max([2] + [r.count for r in prefs if r.buffered and getattr(
+                getattr(r.spec, "pipeline_mode", None), "buffer_count", None) is not None])
             _pipelined(lambda *views: body(*_body_args(groups, views), *extra), grid,
-                       specs, flat, n_in, no_pipelining)
+                       prefs, stages, no_pipelining)
             return
 
         def _step(ids, carry):
@@ -357,4 +458,4 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_ax
     return pipeline
 
 
-__all__ = ["emit_pipeline"]
+__all__ = ["emit_pipeline", "emit_pipeline_with_allocations", "make_pipeline_allocations"]

@@ -32,18 +32,11 @@ from mjax.jaxpr.api import make_jaxpr
 from mjax.experimental.pallas.core import (Blocked, BoundedSlice, Element, MemoryRef,
                                            Squeezed, memory_space_name)
 from mjax.experimental.pallas.memory import make_async_copy, sync_copy
+from mjax.experimental.pallas.pipeline_allocations import DmaSemaphores
 from mjax.experimental.pallas.primitives import when
 from mjax.experimental.pallas.ref import Ref
 from mjax.specs.ref_slice import Slice
 from mjax.tracing.source_info import named_scope
-
-
-class DmaSemaphores:
-    """A scratch spec of `n` DMA semaphores (pltpu.SemaphoreType.DMA((n,)))."""
-    mjax_semaphore_space = "dma_semaphore"
-
-    def __init__(self, n: int):
-        self.shape, self.dtype = (int(n),), np.dtype(np.int32)
 
 
 def _static(x) -> bool:
@@ -134,25 +127,31 @@ class PipelinedRef:
     """One ref of a pipeline: its spec, whether it is read or written, and its buffer
     (`count` slots; count 0: the ref is used in place). JAX: BufferedRef."""
 
-    def __init__(self, spec, ref: Ref, is_input: bool, grid, source_space):
+    def __init__(self, spec, ref: Ref, is_input: bool, grid, source_space, *,
+                 is_output: bool | None = None, count: int | None = None,
+                 trivial: bool | None = None, lookahead: bool | None = None):
+        # (count, trivial and lookahead given: a pltpu.BufferedRef's, made beforehand)
         self.spec, self.src, self.is_input = spec, ref, is_input
-        self.is_output = not is_input
+        self.is_output = not is_input if is_output is None else is_output
         mode = getattr(spec, "pipeline_mode", None)
-        self.lookahead = bool(getattr(mode, "use_lookahead", False))
-        if self.lookahead and not is_input:
+        self.lookahead = bool(getattr(mode, "use_lookahead", False)) if lookahead is None \
+            else lookahead
+        if self.lookahead and self.is_output:
             raise ValueError("Output buffering does not support lookahead.")
         self.rank = len(grid)
-        self.trivial = self._trivial_windowing(grid)
-        count = 2
-        if mode is not None and getattr(mode, "buffer_count", None) is not None:
-            count = int(mode.buffer_count)
-        elif self.trivial:
-            count = 1
-        space = memory_space_name(getattr(spec, "memory_space", None)) or "vmem"
-        if space not in ("vmem", "smem", "hbm"):
-            raise ValueError(f"Unsupported buffer memory space: {space}")
-        self.space = space
-        self.count = 0 if source_space == space else count
+        self.trivial = self._trivial_windowing(grid) if trivial is None else trivial
+        if count is None:
+            count = 2
+            if mode is not None and getattr(mode, "buffer_count", None) is not None:
+                count = int(mode.buffer_count)
+            elif self.trivial:
+                count = 1
+            space = memory_space_name(getattr(spec, "memory_space", None)) or "vmem"
+            if space not in ("vmem", "smem", "hbm"):
+                raise ValueError(f"Unsupported buffer memory space: {space}")
+            count = 0 if source_space == space else count
+        self.space = memory_space_name(getattr(spec, "memory_space", None)) or "vmem"
+        self.count = count
         if self.count and self.count < 1:
             raise ValueError(f"buffer_count must be at least 1, got {self.count}")
         if self.is_output and self.count > 2:
@@ -190,7 +189,8 @@ class PipelinedRef:
 
     @property
     def allocations(self) -> list:
-        """The scratch specs run_scoped allocates for this ref (buffer, semaphores)."""
+        """The scratch specs run_scoped allocates for this ref: its buffer, then the DMA
+        semaphores of its copies in and of its copies out (JAX's sem_recvs, sem_sends)."""
         if not self.buffered:
             return []
         if self.trivial:
@@ -213,31 +213,33 @@ class PipelinedRef:
         if not self.trivial:
             if self.is_input:
                 self.sem_in = refs.pop(0)
-            else:
+            if self.is_output:
                 self.sem_out = refs.pop(0)
 
     # -- slots ------------------------------------------------------------------------
     def init_slots(self) -> None:
         if self.is_input:
             self.copy_in, self.wait_in = _u32(0), _u32(0)
-        else:
+        if self.is_output:
             self.copy_out, self.wait_out = _u32(0), _u32(0)
         if self.lookahead:
             self.next_fetch = tuple(jnp.int32(0) for _ in range(self.rank))
 
     def slots(self) -> list:
-        out = [self.copy_in, self.wait_in] if self.is_input else [self.copy_out,
-                                                                  self.wait_out]
+        out = [self.copy_in, self.wait_in] if self.is_input else []
+        out += [self.copy_out, self.wait_out] if self.is_output else []
         return out + list(self.next_fetch or ())
 
     def set_slots(self, values) -> None:
         values = list(values)
         if self.is_input:
             self.copy_in, self.wait_in = values[:2]
-        else:
+            del values[:2]
+        if self.is_output:
             self.copy_out, self.wait_out = values[:2]
+            del values[:2]
         if self.lookahead:
-            self.next_fetch = tuple(values[2:])
+            self.next_fetch = tuple(values)
 
     def _slot(self, counter):
         return lax.rem(counter, _u32(self.count))

@@ -38,7 +38,9 @@ from mjax.experimental.pallas.memory import DeviceIdType
 from mjax.experimental.pallas.helpers import semaphore   # (deprecated in JAX: pl.semaphore)
 from mjax.experimental.pallas.keys import (sample_block, stateful_bernoulli, stateful_bits,
                                            stateful_normal, stateful_uniform, to_pallas_key)
-from mjax.experimental.pallas.pipeline import emit_pipeline
+from mjax.experimental.pallas.pipeline import emit_pipeline, emit_pipeline_with_allocations
+from mjax.experimental.pallas.pipeline_allocations import (BufferType, BufferedRef,
+                                                           BufferedRefBase)
 from mjax.experimental.pallas.tpu_info import (ChipVersion, TpuInfo, get_tpu_info,
                                                get_tpu_info_for_chip, is_tpu_device)
 from mjax.experimental.pallas.ref import ReshapedRef, as_ref
@@ -363,8 +365,6 @@ def touch(ref) -> None:
     as_ref(ref, "pltpu.touch")
 
 
-emit_pipeline_with_allocations = _not_supported(
-    "emit_pipeline_with_allocations", "nested software pipelines inside a kernel")
 def prng_seed(*seeds) -> None:
     """Seeds the kernel's hardware PRNG with integer scalars (mixed when several); a
     kernel compiled for a TPU only (interpret mode cannot make the chip's bits).
@@ -447,22 +447,6 @@ class _Unsupported:
 
 class Tiling(_Unsupported):
     _what = mjax_unsupported = "TPU memory tilings (used by emit_pipeline)"
-
-
-class BufferType(enum.Enum):
-    """Roles of emit_pipeline's buffers. JAX: pltpu.BufferType."""
-    INPUT = 1
-    OUTPUT = 2
-    INPUT_OUTPUT = 3
-    MANUAL = 4
-
-
-class BufferedRefBase(_Unsupported):
-    _what = mjax_unsupported = "emit_pipeline's buffered refs"
-
-
-class BufferedRef(BufferedRefBase):
-    _what = mjax_unsupported = "emit_pipeline's buffered refs"
 
 
 __all__ = ["ANY", "ARBITRARY", "AsyncCopyDescriptor", "BufferType", "BufferedRef",
