@@ -127,6 +127,26 @@ def corpus(J, pl, pltpu) -> dict:
         return pl.pallas_call(kernel, out_shape=J.ShapeDtypeStruct((32, 128), jnp.float32),
                               in_specs=[ANY])(x)
     K["lookahead"] = (lookahead, [((32, 128), np.float32)], lambda x: x * 3)
+
+    # -- make_allocations where each step sees the whole ref (trivial windowing: a buffer
+    # of the ref's shape, copied in once before the loop and out once after it) ----------
+    def whole(x):
+        def kernel(x_hbm, o_hbm):
+            spec = pl.BlockSpec((16, 128), lambda i: (0, 0))
+
+            def body(x_ref, o_ref):
+                o_ref[...] += x_ref[...]
+
+            pipeline, make = pltpu.emit_pipeline_with_allocations(
+                body, grid=(3,), in_specs=[spec], out_specs=[spec])
+
+            def scoped(allocs):
+                allocs[1].window_ref[...] = jnp.zeros((16, 128), jnp.float32)
+                pipeline(x_hbm, o_hbm, allocations=allocs)
+            pl.run_scoped(scoped, make(x_hbm, o_hbm))
+        return pl.pallas_call(kernel, out_shape=J.ShapeDtypeStruct((16, 128), jnp.float32),
+                              in_specs=[ANY], out_specs=ANY)(x)
+    K["whole"] = (whole, [((16, 128), np.float32)], lambda x: x * 3)
     return K
 
 
@@ -140,10 +160,12 @@ def _module(J, kernels, name) -> str:
 
 
 # kernels compared after `canonicalize,cse` (constants by value), with how they differ
+_FORWARDED = ("a loop carry the body passes on unchanged (a slot never advanced: copied "
+              "once, or copied synchronously): JAX's lax.scan makes it a constant of the "
+              "loop, mjax keeps it an iter_arg (as test_pipeline_mosaic.py's kernels)")
 CANONICAL = {
-    "sync": ("a loop carry the body passes on unchanged (the slots of synchronous copies "
-             "never advance): JAX's lax.scan makes it a constant of the loop, mjax keeps "
-             "it an iter_arg (as test_pipeline_mosaic.py's no_pipelining kernels)"),
+    "sync": _FORWARDED,
+    "whole": _FORWARDED,
     "matmul_in_out": ("the pipeline loop is not under a run_scoped (its buffers are "
                       "pallas_call's scratch): JAX's pallas_call DCEs the kernel's jaxpr, "
                       "which drops the empty conds of the inputs' write-back phases from "
@@ -172,3 +194,68 @@ def test_allocations_values_match_jax_and_numpy(name):
     for g, w, r in zip(got, want, ref):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-4)
         np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-3)
+
+
+def _errors(J, pl, pltpu) -> dict:
+    """What each library raises (an exception type and message) for misused
+    allocations."""
+    jnp = J.numpy
+    spec = pl.BlockSpec((8, 128), lambda i: (i, 0))
+    out = {}
+
+    def catch(key, f):
+        try:
+            f()
+            out[key] = None
+        except Exception as e:  # noqa: BLE001  (the exception is what is compared)
+            out[key] = (type(e).__name__, str(e))
+
+    catch("output_3_slots", lambda: pltpu.BufferedRef.output(spec, jnp.float32,
+                                                             buffer_count=3))
+    catch("lookahead_rank", lambda: pltpu.BufferedRef.input(spec, jnp.float32,
+                                                            use_lookahead=True))
+    catch("accumulate_kwarg", lambda: pltpu.emit_pipeline_with_allocations(
+        lambda x: None, grid=(2,), in_specs=[spec], should_accumulate_out=True))
+    b = pltpu.BufferedRef.input_output(spec, jnp.float32)
+    out["flags"] = (b.is_input, b.is_output, b.is_input_output, b.is_buffered,
+                    b.buffer_count, b.use_lookahead)
+    return out
+
+
+def test_allocation_errors_match_jax():
+    """BufferedRef's checks and roles are JAX's (more than two slots for an output, a
+    lookahead without the grid's rank, an argument JAX 0.10.2 does not take)."""
+    want, got = _errors(jax, jpl, jpltpu), _errors(mjax, pl, pltpu)
+    assert want["flags"] == got["flags"] == (True, True, True, True, 2, False)
+    for key in ("output_3_slots", "lookahead_rank"):
+        assert got[key] == want[key] and want[key] is not None
+    assert got["accumulate_kwarg"][0] == want["accumulate_kwarg"][0] == "TypeError"
+
+
+def test_allocations_refused_by_mjax():
+    """What mjax does not support, or what is misused, raises a clear error."""
+    spec = pl.BlockSpec((8, 128), lambda i: (i, 0))
+
+    def run(kernel):
+        f = pl.pallas_call(kernel, out_shape=mjax.ShapeDtypeStruct((16, 128), np.float32),
+                           in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+                           out_specs=pl.BlockSpec(memory_space=pl.ANY), interpret=True)
+        return f(np.zeros((16, 128), np.float32))
+
+    def too_few(x_hbm, o_hbm):
+        pipeline, make = pltpu.emit_pipeline_with_allocations(
+            lambda x, o: None, grid=(2,), in_specs=[spec], out_specs=[spec])
+        pl.run_scoped(lambda a: pipeline(x_hbm, o_hbm, allocations=a[:1]),
+                      make(x_hbm, o_hbm))
+    with pytest.raises(ValueError, match="1 allocation"):
+        run(too_few)
+
+    def unallocated(x_hbm, o_hbm):
+        pipeline, make = pltpu.emit_pipeline_with_allocations(
+            lambda x, o: None, grid=(2,), in_specs=[spec], out_specs=[spec])
+        pipeline(x_hbm, o_hbm, allocations=make(x_hbm, o_hbm))
+    with pytest.raises(ValueError, match="allocated first"):
+        run(unallocated)
+
+    with pytest.raises(NotImplementedError, match="tiling"):
+        pltpu.BufferedRef.input(spec, np.float32, tiling=object())
