@@ -19,7 +19,7 @@ from mjax.numpy.creation import full, full_like, ones, zeros
 from mjax.numpy.elementwise import (add, conj, equal, isclose, isnan, logical_and, logical_or,
                                     maximum, minimum, multiply, not_equal, real, sqrt, subtract,
                                     where_xy)
-from mjax.numpy.promotion import broadcast_shapes, broadcast_to, result_type
+from mjax.numpy.promotion import broadcast_shapes, broadcast_to, jit_arguments, result_type
 from mjax.numpy.scalar_types import bool_
 from mjax.numpy.shaping import concatenate, ravel, reshape, transpose
 from mjax.dialect.shape_poly import is_symbolic_dim
@@ -212,7 +212,7 @@ def _squared_magnitude(d):
 @fused_when_eager
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
-    ddof = _correction(ddof, correction)
+    (ddof,) = jit_arguments(_correction(ddof, correction))   # (a traced argument in JAX)
     no_out("var", out)
     check_arraylike("var", a)
     a = asarray(a)

@@ -211,6 +211,9 @@ def _jax_test_kernels(J, pl, pltpu) -> dict:
              lambda x: np.nan_to_num(x / (x > 0)).astype(F32)),
             ("logaddexp", lambda x: jnp.logaddexp(x, 0.5),
              lambda x: np.logaddexp(x, F32(0.5))),
+            ("var", lambda x: jnp.broadcast_to(jnp.var(x, axis=1, keepdims=True), x.shape),
+             lambda x: np.broadcast_to(x.astype(np.float64).var(1, keepdims=True),
+                                       x.shape)),
             ("logsumexp", lambda x: jnp.broadcast_to(lse(x, axis=1, keepdims=True),
                                                      x.shape),
              lambda x: np.broadcast_to(np.log(np.exp(x.astype(np.float64)).sum(
