@@ -120,15 +120,20 @@ class CondOp(RegionOp, name="cond"):
     """Runs branch `index` (an i32 scalar in [0, #branches)) on the operands.
 
     Operands (index, *ops); one region per branch, each block taking (*ops) and yielding
-    the results. JAX: lax.cond_p (branches = the regions)."""
+    the results. JAX: lax.cond_p (branches = the regions). `select_ref`: a two-branch
+    cond that pl.select_ref made around a DMA (branch 0 where index == 0, else branch 1;
+    the Mosaic lowering tests `index == 0` as JAX's, where a cond's tests `index != 0`)."""
 
     num_regions = None  # one per branch
     min_operands = 1
+    attributes = {"select_ref": A.Bool(default=False)}
 
     @classmethod
     def infer_regions(cls, avals, params, regions):
         if not regions:
             raise TypeError("jaxpr.cond needs at least one branch region")
+        if params.get("select_ref") and (len(regions) != 2 or len(regions[0][1])):
+            raise TypeError("a jaxpr.cond with select_ref has two branches and no results")
         index, ops = avals[0], avals[1:]
         if index.shape != () or str(index.dtype) != "int32":
             raise TypeError(f"jaxpr.cond index must be an int32 scalar, got "

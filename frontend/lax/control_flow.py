@@ -202,8 +202,9 @@ def _check_branch_outputs(kind, names, funs, trees, avals):
                     f"output types match.{_where()}")
 
 
-def _cond_core(kind, index, branches, names, operands):
-    """Stages jaxpr.cond: `index` is an int32 scalar already in range."""
+def _cond_core(kind, index, branches, names, operands, params=None):
+    """Stages jaxpr.cond: `index` is an int32 scalar already in range (`params`: the op's
+    attributes, e.g. select_ref)."""
     ops_flat, ops_tree = trace_trees.tree_flatten(operands)
     in_avals = [aval_of_value(v) for v in ops_flat]
     bodies, trees, out_avals = [], [], []
@@ -221,11 +222,12 @@ def _cond_core(kind, index, branches, names, operands):
         consts = _union(b.captured for b in bodies)
         operands_flat = [index] + consts + ops_flat
         sigs = [_region_sig(b, consts, a) for b, a in zip(bodies, out_avals)]
-        result = _infer(C.CondOp, operands_flat, {}, sigs)
+        result = _infer(C.CondOp, operands_flat, params or {}, sigs)
         # JAX: the outputs' weak types are branch 0's (cond's false_fun), whatever the
         # others' (their types agree up to weak types).
         result = [a.update(weak_type=w.weak_type) for a, w in zip(result, out_avals[0])]
-        outs = emit_region_op(C.CondOp, operands_flat, {}, bodies, [consts] * len(bodies),
+        outs = emit_region_op(C.CondOp, operands_flat, params or {}, bodies,
+                              [consts] * len(bodies),
                               result)
     # An output every branch returns as the same operand is that operand, as in JAX (so an
     # unbatched value passed through a cond with a batched predicate stays unbatched).

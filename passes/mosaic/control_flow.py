@@ -45,8 +45,10 @@ def _region_values(kl, outs, op) -> list[ir.Value]:
 
 
 @MOSAIC.register(C.CondOp)
-def _cond(kl, op, index, *args, **params):
+def _cond(kl, op, index, *args, select_ref=False, **params):
     blocks = [r.blocks[0] for r in op.regions]
+    if select_ref:
+        return _select_ref_if(kl, op, kl.value(index, np.int32), args, blocks)
     if isinstance(index, Const):      # as JAX: a known branch is inlined
         return kl.lower_block(blocks[int(index.value)], list(args))
     return _cond_cascade(kl, op, kl.value(index, avals_in(op)[0].dtype), args, blocks)
@@ -65,6 +67,18 @@ def _cond_cascade(kl, op, index, args, blocks) -> list:
     with ir.InsertionPoint(if_op.else_block):
         scf.YieldOp(_region_values(kl, kl.lower_block(blocks[0], list(args)), op))
     return list(if_op.results)
+
+
+def _select_ref_if(kl, op, index, args, blocks) -> list:
+    """pl.select_ref's choice around a DMA: option 0 where `index == 0`, else the rest
+    (whose body tests `index - 1`), as JAX's _select_to_ifop (even for a known index)."""
+    pred = arith.cmpi(arith.CmpIPredicate.eq, index, full(0, np.int32))
+    if_op = scf.IfOp(pred, [], has_else=True)
+    for block, branch in ((if_op.then_block, blocks[0]), (if_op.else_block, blocks[1])):
+        with ir.InsertionPoint(block):
+            kl.lower_block(branch, list(args))
+            scf.YieldOp([])
+    return []
 
 
 def _defining_op(v: ir.Value):

@@ -83,7 +83,9 @@ def _fill(region: ir.Region, arg_types, build) -> None:
 
 # ---- cond -------------------------------------------------------------------------------
 @lowering(C.CondOp)
-def _cond_lower(ctx, index, *ops):
+def _cond_lower(ctx, index, *ops, select_ref=False):
+    # (select_ref's cond: branch 1 for any index but 0, as stablehlo.case runs its last
+    # branch for an index out of range)
     regions = list(ctx.op.regions)
     types = [r.type for r in ctx.op.results]
     # stablehlo.case for two branches too, as JAX lowers them: XLA's copy insertion

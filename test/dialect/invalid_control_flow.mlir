@@ -142,3 +142,17 @@ func.func @yield_outside_region(%x: tensor<f32>) -> tensor<f32> {
   "jaxpr.yield"(%x) : (tensor<f32>) -> ()
   return %x : tensor<f32>
 }
+
+// -----
+
+func.func @select_ref_cond_three_branches(%i: tensor<i32>) {
+  // expected-error @+1 {{a jaxpr.cond with select_ref has two branches and no results}}
+  "jaxpr.cond"(%i) ({
+    "jaxpr.yield"() : () -> ()
+  }, {
+    "jaxpr.yield"() : () -> ()
+  }, {
+    "jaxpr.yield"() : () -> ()
+  }) {select_ref = true} : (tensor<i32>) -> ()
+  return
+}

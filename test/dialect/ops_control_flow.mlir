@@ -103,3 +103,28 @@ func.func @scan_with_nested_cond(%c0: tensor<f32>, %ps: tensor<3xi32>) -> tensor
   }) {length = 3 : i64, num_carry = 1 : i64} : (tensor<f32>, tensor<3xi32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// pl.select_ref's cond around a DMA (select_ref: branch 0 where the index is 0, else
+// branch 1; no results).
+// CHECK-LABEL: func.func private @select_ref_cond
+// CHECK:         "jaxpr.cond"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) ({
+// CHECK:           "jaxpr.dma_start"
+// CHECK:         }, {
+// CHECK:           "jaxpr.dma_start"
+// CHECK:         }) {select_ref = true} : (tensor<i32>, memref<8x128xf32>, memref<8x128xf32>, memref<8x128xf32>, memref<i32>) -> ()
+func.func private @select_ref_cond(%i: tensor<i32>, %a: memref<8x128xf32>, %b: memref<8x128xf32>, %dst: memref<8x128xf32>, %sem: memref<i32>) {
+  "jaxpr.cond"(%i, %a, %b, %dst, %sem) ({
+  ^bb0(%x: memref<8x128xf32>, %y: memref<8x128xf32>, %d: memref<8x128xf32>, %s: memref<i32>):
+    %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    "jaxpr.dma_start"(%x, %d, %s, %z, %z, %z, %z) {src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, dst_sizes = array<i64: 8, 128>, dst_squeezed = array<i64>} : (memref<8x128xf32>, memref<8x128xf32>, memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+    "jaxpr.yield"() : () -> ()
+  }, {
+  ^bb0(%x: memref<8x128xf32>, %y: memref<8x128xf32>, %d: memref<8x128xf32>, %s: memref<i32>):
+    %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+    "jaxpr.dma_start"(%y, %d, %s, %z, %z, %z, %z) {src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, dst_sizes = array<i64: 8, 128>, dst_squeezed = array<i64>} : (memref<8x128xf32>, memref<8x128xf32>, memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+    "jaxpr.yield"() : () -> ()
+  }) {select_ref = true} : (tensor<i32>, memref<8x128xf32>, memref<8x128xf32>, memref<8x128xf32>, memref<i32>) -> ()
+  return
+}

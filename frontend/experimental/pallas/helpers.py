@@ -26,6 +26,7 @@ from mjax.ref import new_ref
 from mjax.runtime import get_backend
 from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
 from mjax.experimental.pallas.memory import run_scoped
+from mjax.experimental.pallas.selection import select_ref
 from mjax.experimental.pallas.mesh_kernels import core_map
 from mjax.experimental.pallas.pallas_call import _fun_name
 
@@ -234,13 +235,6 @@ def debug_check(condition, message) -> None:
 
 
 debug_check.mjax_unsupported = None      # (works when checks are off: not listed)
-def select_ref(idx, *refs):
-    """One of `refs`, chosen by a traced index. JAX: pl.select_ref; not supported."""
-    raise NotImplementedError("pl.select_ref is not supported by mjax: choosing a ref by "
-                              "an index")
-
-
-select_ref.mjax_unsupported = "choosing a ref by an index"
 empty_ref_like = _not_supported("empty_ref_like", "uninitialized refs outside kernels")
 get_global = _not_supported("get_global", "global (cross-kernel) scratch buffers")
 pallas_export_experimental = _not_supported("pallas_export_experimental",

@@ -22,6 +22,7 @@ from mjax.experimental.pallas.pallas_call import (_is_scratch_leaf, _scratch_ava
 from mjax.experimental.pallas.primitives import current_kernel
 from mjax.experimental.pallas.ref import (Ref, ReshapedRef, _as_i32, as_ref,
                                           bitcast_view_shape)
+from mjax.experimental.pallas.selection import SelectedRef, each_selected, no_selection
 
 
 class DeviceIdType(enum.Enum):
@@ -74,7 +75,7 @@ def _one_semaphore(sem, what: str) -> tuple[Ref, list]:
 def _semaphore_view(sem, what: str) -> tuple[Ref, list, dict]:
     """(ref, starts, params) of a semaphore op's operand: a view made by chained
     `.at[...]`s window by window (as JAX slices once per `.at`), else one index."""
-    ref, idx = _one_semaphore(sem, what)
+    ref, idx = _one_semaphore(no_selection(sem, what), what)
     if len(ref.views) <= 1:
         return ref, idx, {}
     starts, params, _ = ref.view_args()
@@ -128,8 +129,22 @@ def _same_shape(a, b) -> bool:
 
 
 def _dma_ref(x, what: str):
-    """A DMA's end: a ref, a view of one, or a reshaped/bitcast view (ReshapedRef)."""
+    """A DMA's end: a ref, a view of one, a reshaped/bitcast view (ReshapedRef), or a
+    pl.select_ref of them."""
+    if isinstance(x, SelectedRef):
+        for o in x.options:
+            _dma_ref(o, what)
+        return x
     return x if isinstance(x, ReshapedRef) else as_ref(x, what)
+
+
+def _dma_semaphore(sem, what: str) -> None:
+    """Checks a DMA's semaphore: one semaphore, or a pl.select_ref of them."""
+    if isinstance(sem, SelectedRef):
+        for o in sem.options:
+            _dma_semaphore(o, what)
+    else:
+        _one_semaphore(sem, what)
 
 
 def _dma_view(v) -> tuple:
@@ -193,9 +208,9 @@ class AsyncCopyDescriptor:
             raise ValueError(f"make_async_copy copies {self.src_ref!r} into "
                              f"{self.dst_ref!r}; the source and destination must have "
                              f"the same shape and dtype")
-        _one_semaphore(self.dst_sem, "make_async_copy semaphore")
+        _dma_semaphore(self.dst_sem, "make_async_copy semaphore")
         if self.src_sem is not None:
-            _one_semaphore(self.src_sem, "make_async_copy source semaphore")
+            _dma_semaphore(self.src_sem, "make_async_copy source semaphore")
 
     @property
     def is_remote(self) -> bool:
@@ -205,11 +220,16 @@ class AsyncCopyDescriptor:
         if self.is_remote:
             raise NotImplementedError("remote DMAs (make_async_remote_copy) are not "
                                       "supported by mjax's Pallas")
-        src_t, src_starts, src, src_dyn = _dma_view(self.src_ref)
-        dst_t, dst_starts, dst, dst_dyn = _dma_view(self.dst_ref)
-        sems = [_semaphore_view(self.dst_sem, "dma_start")]
-        if self.src_sem is not None:
-            sems.append(_semaphore_view(self.src_sem, "dma_start"))
+        # (a pl.select_ref end: one DMA per option, under conds on its index, as JAX)
+        each_selected((self.src_ref, self.dst_ref, self.dst_sem, self.src_sem),
+                      lambda *ends: self._start(*ends, priority=priority))
+
+    def _start(self, src_ref, dst_ref, dst_sem, src_sem, priority) -> None:
+        src_t, src_starts, src, src_dyn = _dma_view(src_ref)
+        dst_t, dst_starts, dst, dst_dyn = _dma_view(dst_ref)
+        sems = [_semaphore_view(dst_sem, "dma_start")]
+        if src_sem is not None:
+            sems.append(_semaphore_view(src_sem, "dma_start"))
         sem_params = {f"{which}_sem_{k}": v
                       for which, (_, _, p) in zip(("dst", "src"), sems) for k, v in p.items()}
         views = {f"{end}_{k}": p[k] for end, p in (("src", src), ("dst", dst))
@@ -218,12 +238,16 @@ class AsyncCopyDescriptor:
              *[r.tracer for r, _, _ in sems], *src_starts, *dst_starts,
              *[i for _, idx, _ in sems for i in idx], *src_dyn, *dst_dyn, **sem_params,
              src_sizes=src["sizes"], src_squeezed=src["squeezed"], dst_sizes=dst["sizes"],
-             dst_squeezed=dst["squeezed"], has_src_sem=self.src_sem is not None,
+             dst_squeezed=dst["squeezed"], has_src_sem=src_sem is not None,
              priority=int(priority), add=bool(self.add), **views,
              **({"src_levels": src["levels"]} if "levels" in src else {}),
              **({"dst_levels": dst["levels"]} if "levels" in dst else {}))
 
     def _wait(self, sem, ref, src) -> None:
+        # (selections chosen in the order JAX's wait lowers its ends: src, dst, sem)
+        each_selected((src, ref, sem), lambda s, r, m: self._wait_one(m, r, s))
+
+    def _wait_one(self, sem, ref, src) -> None:
         sem_ref, idx, sem_params = _semaphore_view(sem, "dma_wait")
         ref_t, starts, params, dyn = _dma_view(ref)
         params.update({f"sem_{k}": v for k, v in sem_params.items()})
