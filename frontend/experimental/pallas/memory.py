@@ -15,6 +15,7 @@ import numpy as np
 
 from mjax import lax
 from mjax.base import trace_trees, tree_util
+from mjax.tracing.axis_env import AXIS_ENV
 from mjax.tracing.core import aval_of_value, bind, emit_region_op, trace_region
 from mjax.dialect.ops import pallas_tpu as P
 from mjax.experimental.pallas.pallas_call import (_is_scratch_leaf, _scratch_aval,
@@ -30,6 +31,42 @@ class DeviceIdType(enum.Enum):
     JAX: pl.DeviceIdType."""
     MESH = "mesh"
     LOGICAL = "logical"
+
+
+def _device_id_operands(device_id, device_id_type, what: str) -> tuple[list, dict]:
+    """(the i32 operands naming a device, the op's attributes): its coordinates along
+    each axis of the shard_map mesh the kernel is traced in (MESH; a dict names some
+    axes, the others are this device's), or its logical id (LOGICAL). JAX:
+    pallas.primitives.device_id_to_logical (whose sum it leaves to the lowering)."""
+    if getattr(current_kernel(what), "interpret", False):
+        raise NotImplementedError(
+            f"{what} to another device in interpret mode (interpret=True or "
+            f"pltpu.InterpretParams) is not supported by mjax: its interpreter runs each "
+            f"device's kernel instance by itself, without the other devices' buffers and "
+            f"semaphores (JAX's TPU interpret mode simulates them); lower the kernel for "
+            f"the TPU instead")
+    kind = DeviceIdType(device_id_type.value if isinstance(device_id_type, DeviceIdType)
+                        else device_id_type)
+    mesh = AXIS_ENV.meshes[-1] if AXIS_ENV.meshes else ((), ())
+    if isinstance(device_id, dict):
+        if kind is not DeviceIdType.MESH:
+            raise ValueError(f"`device_id_type` must be MESH if `device_id` is a dict, "
+                             f"got: device_id_type = {kind}.")
+        unknown = [a for a in device_id if a not in mesh[0]]
+        if unknown:
+            raise NotImplementedError(f"{what}: device_id names axes {unknown} that are "
+                                      f"not axes of the shard_map mesh {mesh[0]} (core "
+                                      f"axes are not supported by mjax)")
+        device_id = tuple(device_id[a] if a in device_id else lax.axis_index(a)
+                          for a in mesh[0])
+    ids = list(device_id) if isinstance(device_id, (tuple, list)) else [device_id]
+    if kind is DeviceIdType.LOGICAL and len(ids) != 1:
+        raise ValueError(f"{what}: a LOGICAL device_id is one integer, got {device_id!r}")
+    if kind is DeviceIdType.MESH and len(ids) != len(mesh[0]):
+        raise ValueError(f"Number of device ids must match the number of mesh axes, but "
+                         f"got {len(ids)} ids for a {len(mesh[0])}D mesh.")
+    return ([_i32(f"{what} device_id", v) for v in ids],
+            {"device_ids": len(ids), "device_id_type": kind.value})
 
 
 # ---- run_scoped ------------------------------------------------------------------------
@@ -93,15 +130,18 @@ def _i32(what: str, v):
 
 def semaphore_signal(sem_or_view, inc=1, *, device_id=None,
                      device_id_type=DeviceIdType.MESH, core_index=None) -> None:
-    """Adds `inc` to a semaphore. JAX: pl.semaphore_signal (remote signals, with
-    device_id or core_index, are not supported)."""
-    if device_id is not None or core_index is not None:
-        raise NotImplementedError("semaphore_signal to another device or core "
-                                  "(device_id=/core_index=) is not supported by mjax's "
-                                  "Pallas: it runs one kernel instance at a time")
+    """Adds `inc` to a semaphore, of the device `device_id` names when given (see
+    make_async_remote_copy). JAX: pl.semaphore_signal (core_index is not supported)."""
+    if core_index is not None:
+        raise NotImplementedError("semaphore_signal to another core (core_index=) is not "
+                                  "supported by mjax's Pallas")
     ref, idx, params = _semaphore_view(sem_or_view, "semaphore_signal")
-    bind(P.SemaphoreSignalOp, ref.tracer, _i32("semaphore_signal inc", inc), *idx,
-         **params)
+    inc = _i32("semaphore_signal inc", inc)
+    ids = []
+    if device_id is not None:
+        ids, remote = _device_id_operands(device_id, device_id_type, "semaphore_signal")
+        params.update(remote)
+    bind(P.SemaphoreSignalOp, ref.tracer, inc, *idx, *ids, **params)
 
 
 def semaphore_wait(sem_or_view, value=1, *, decrement: bool = True) -> None:
@@ -216,15 +256,18 @@ class AsyncCopyDescriptor:
     def is_remote(self) -> bool:
         return self.device_id is not None
 
+    def _remote(self, what: str) -> tuple[list, dict]:
+        if not self.is_remote:
+            return [], {}
+        return _device_id_operands(self.device_id, self.device_id_type, what)
+
     def start(self, priority: int = 0) -> None:
-        if self.is_remote:
-            raise NotImplementedError("remote DMAs (make_async_remote_copy) are not "
-                                      "supported by mjax's Pallas")
         # (a pl.select_ref end: one DMA per option, under conds on its index, as JAX)
         each_selected((self.src_ref, self.dst_ref, self.dst_sem, self.src_sem),
                       lambda *ends: self._start(*ends, priority=priority))
 
     def _start(self, src_ref, dst_ref, dst_sem, src_sem, priority) -> None:
+        ids, remote = self._remote("make_async_remote_copy")
         src_t, src_starts, src, src_dyn = _dma_view(src_ref)
         dst_t, dst_starts, dst, dst_dyn = _dma_view(dst_ref)
         sems = [_semaphore_view(dst_sem, "dma_start")]
@@ -236,38 +279,47 @@ class AsyncCopyDescriptor:
                  for k in ("view_at", "reshape", "bitcast") if k in p}
         bind(P.DmaStartOp, src_t, dst_t,
              *[r.tracer for r, _, _ in sems], *src_starts, *dst_starts,
-             *[i for _, idx, _ in sems for i in idx], *src_dyn, *dst_dyn, **sem_params,
+             *[i for _, idx, _ in sems for i in idx], *src_dyn, *dst_dyn, *ids,
+             **sem_params,
              src_sizes=src["sizes"], src_squeezed=src["squeezed"], dst_sizes=dst["sizes"],
              dst_squeezed=dst["squeezed"], has_src_sem=src_sem is not None,
-             priority=int(priority), add=bool(self.add), **views,
+             priority=int(priority), add=bool(self.add), **views, **remote,
              **({"src_levels": src["levels"]} if "levels" in src else {}),
              **({"dst_levels": dst["levels"]} if "levels" in dst else {}))
 
-    def _wait(self, sem, ref, src) -> None:
+    def _wait(self, sem, ref, src, ids=(), remote=None) -> None:
         # (selections chosen in the order JAX's wait lowers its ends: src, dst, sem)
-        each_selected((src, ref, sem), lambda s, r, m: self._wait_one(m, r, s))
+        each_selected((src, ref, sem),
+                      lambda s, r, m: self._wait_one(m, r, s, ids, remote))
 
-    def _wait_one(self, sem, ref, src) -> None:
+    def _wait_one(self, sem, ref, src, ids=(), remote=None) -> None:
         sem_ref, idx, sem_params = _semaphore_view(sem, "dma_wait")
         ref_t, starts, params, dyn = _dma_view(ref)
         params.update({f"sem_{k}": v for k, v in sem_params.items()})
         src_t, src_starts, src_params, src_dyn = _dma_view(src)
         params.update({f"src_{k}": v for k, v in src_params.items()}, has_src=True)
+        params.update(remote or {})
         bind(P.DmaWaitOp, sem_ref.tracer, ref_t, src_t, *idx, *starts,
-             *src_starts, *dyn, *src_dyn, **params)
+             *src_starts, *dyn, *src_dyn, *ids, **params)
 
     def wait(self) -> None:
-        """Waits for the copy to land in the destination."""
-        self._wait(self.dst_sem, self.dst_ref, self.src_ref)
+        """Waits for the copy to land in the destination (a remote copy: for its send to
+        finish, then for it to arrive)."""
+        if self.is_remote:
+            self.wait_send()
+        self.wait_recv()
 
     def wait_recv(self) -> None:
-        self._wait(self.dst_sem, self.dst_ref, self.src_ref)
+        ids, remote = self._remote("wait_recv")
+        self._wait(self.dst_sem, self.dst_ref, self.src_ref, ids, remote)
 
     def wait_send(self) -> None:
-        # (the copy's ends swapped: a wait names the end its semaphore guards, as JAX's)
+        # (the copy's ends swapped: a wait names the end its semaphore guards, as JAX's;
+        # a remote send's wait names device and core 0, as JAX's Mosaic)
         if self.src_sem is None:
             raise ValueError("wait_send needs a copy made with a source semaphore")
-        self._wait(self.src_sem, self.src_ref, self.dst_ref)
+        self._wait(self.src_sem, self.src_ref, self.dst_ref, (),
+                   {"dummy_device": True} if self.is_remote else None)
 
 
 def make_async_copy(src_ref, dst_ref, sem) -> AsyncCopyDescriptor:
@@ -295,20 +347,22 @@ def sync_copy(src_ref, dst_ref, *, add: bool = False) -> None:
 
 def make_async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
                            device_id_type=DeviceIdType.MESH) -> AsyncCopyDescriptor:
-    """A DMA to another device. JAX: pltpu.make_async_remote_copy; not supported."""
-    raise NotImplementedError("make_async_remote_copy (DMAs between devices) is not "
-                              "supported by mjax's Pallas: interpret mode runs one device")
+    """A DMA from `src_ref` here to `dst_ref` on the device `device_id` names (its
+    coordinates in the shard_map's mesh, or its logical id), signalling `send_sem` here
+    and `recv_sem` there. Lowers for the TPU; interpret mode refuses it (it runs one
+    device's kernel at a time). JAX: pltpu.make_async_remote_copy."""
+    return AsyncCopyDescriptor(src_ref, dst_ref, recv_sem, send_sem, device_id,
+                               device_id_type)
 
 
 def async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
-                      device_id_type=DeviceIdType.MESH):
-    """Starts a DMA to another device. JAX: pltpu.async_remote_copy; not supported."""
-    raise NotImplementedError("async_remote_copy (DMAs between devices) is not "
-                              "supported by mjax's Pallas: interpret mode runs one device")
-
-
-make_async_remote_copy.mjax_unsupported = async_remote_copy.mjax_unsupported = (
-    "DMAs between devices (interpret mode runs one device)")
+                      device_id_type=DeviceIdType.MESH) -> AsyncCopyDescriptor:
+    """Starts a DMA to another device (make_async_remote_copy + start).
+    JAX: pltpu.async_remote_copy."""
+    copy = make_async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,
+                                  device_id_type)
+    copy.start()
+    return copy
 
 __all__ = ["AsyncCopyDescriptor", "DeviceIdType", "async_copy", "async_remote_copy",
            "make_async_copy", "make_async_remote_copy", "run_scoped", "semaphore_read",

@@ -29,6 +29,7 @@ from mjax.dialect.types import RefAval, ShapedArray
 from mjax.experimental.pallas import core as _pl_core
 from mjax.experimental.pallas.pallas_call import tpu_interpret_mode as _interpret_mode
 from mjax.experimental.pallas import primitives as _p
+from mjax.experimental.pallas.ref import Ref
 from mjax.experimental.pallas.core import ANY, GridSpec, MemoryRef, no_block_spec
 from mjax.experimental.pallas.memory import (AsyncCopyDescriptor, async_copy,
                                              async_remote_copy, make_async_copy,
@@ -387,8 +388,22 @@ def prng_random_bits(shape):
     return bind(PT.PrngRandomBitsOp, shape=tuple(int(d) for d in shape))
 
 
-get_barrier_semaphore = _not_supported(
-    "get_barrier_semaphore", "cross-device barriers (interpret mode runs one device)")
+def get_barrier_semaphore():
+    """The kernel's barrier semaphore, shared with the devices it signals (give the
+    pallas_call a CompilerParams(collective_id=...)); lowers for the TPU, interpret mode
+    refuses it. JAX: pltpu.get_barrier_semaphore."""
+    ctx = _p.current_kernel("get_barrier_semaphore")
+    if getattr(ctx, "interpret", False):
+        raise NotImplementedError(
+            "get_barrier_semaphore in interpret mode (interpret=True or "
+            "pltpu.InterpretParams) is not supported by mjax: its interpreter runs each "
+            "device's kernel instance by itself (JAX's TPU interpret mode simulates the "
+            "devices); lower the kernel for the TPU instead")
+    sem = bind(PT.GetBarrierSemaphoreOp)
+    ctx.note_memory_spaces([sem], ["barrier_semaphore"])
+    return Ref(sem)
+
+
 core_barrier = _not_supported("core_barrier", "barriers between the cores of a mesh")
 run_on_first_core = _not_supported("run_on_first_core", "kernels over a core mesh")
 @dataclasses.dataclass(frozen=True)
