@@ -20,7 +20,8 @@ from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 
-from test_mosaic_differential import _np_bitcast, assert_same_mosaic, tpu_mosaic  # noqa: E402
+from test_mosaic_differential import (_np_bitcast, assert_compiled_as_jax,  # noqa: E402
+                                      assert_same_mosaic, tpu_mosaic)
 
 BF16 = ml_dtypes.bfloat16
 SHAPES = [((2, 8, 128), np.float32), ((16, 128), BF16)]
@@ -94,6 +95,13 @@ def test_dma_view_values_match_numpy(name, interpret):
     np.testing.assert_array_equal(p, bits[4:8])
     bits[2:6] = bits[4:8]
     np.testing.assert_array_equal(q.view(np.uint16), _np_bitcast(bits, np.uint16))
+
+
+@pytest.mark.parametrize("name", ["async", "sync"])
+def test_compiled_dma_views_match_jax(name):
+    rng = np.random.default_rng(7)
+    args = [rng.standard_normal(s).astype(d) for s, d in SHAPES]
+    assert_compiled_as_jax(JAX_KERNELS[name], MJAX_KERNELS[name], args)
 
 
 def test_dma_view_errors():

@@ -14,6 +14,7 @@ import base64
 import contextlib
 import difflib
 import json
+import os
 import re
 
 import numpy as np
@@ -171,6 +172,38 @@ def assert_same_mosaic(want: str, got: str, canonical: bool = False) -> None:
         else:
             a, b = normalize(want), normalize(got)
     assert a == b, _diff(a, b)
+
+
+ON_TPU = os.environ.get("MJAX_TEST_TPU", "") not in ("", "0")   # (conftest.py's)
+
+
+def assert_compiled_as_jax(jax_f, mjax_f, args) -> None:
+    """The kernels compiled, not interpreted: on the chip (MJAX_TEST_TPU=1) mjax's call
+    gives JAX's outputs bit for bit (the same Mosaic, the same libtpu), or refuses where
+    JAX's does; off the chip both refuse with a ValueError: JAX's "Only interpret mode"
+    (JAX's pipeline may first fail asking the CPU for the chip's kind: mjax then says
+    either)."""
+    if not ON_TPU:
+        with pytest.raises(ValueError) as refused:
+            jax_f(*args)
+        said = str(refused.value).splitlines()[0]
+        only = "Only interpret mode is supported on CPU"
+        with pytest.raises(ValueError, match=f"{only}|{re.escape(said)}"):
+            mjax_f(*args)
+        if only not in said:
+            assert said.startswith("Unsupported TPU device kind"), said
+        return
+    try:
+        want = [np.asarray(w) for w in jax.tree.leaves(jax_f(*args))]
+    except Exception:                     # (libtpu refuses it: so must mjax's call)
+        with pytest.raises(Exception):
+            mjax.tree.leaves(mjax_f(*args))
+        return
+    got = [np.asarray(g) for g in mjax.tree.leaves(mjax_f(*args))]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
 
 
 def jax_tpu_text(f, avals, export=False) -> str:

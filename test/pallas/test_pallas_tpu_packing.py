@@ -26,8 +26,8 @@ from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 from mjax.experimental.pallas import tpu_info as mjax_tpu_info  # noqa: E402
 
-from test_mosaic_differential import (assert_same_mosaic, cpu_as_v5e,  # noqa: E402
-                                      custom_calls, decode, tpu_mosaic)
+from test_mosaic_differential import (assert_compiled_as_jax, assert_same_mosaic,  # noqa: E402
+                                      cpu_as_v5e, custom_calls, decode, tpu_mosaic)
 
 ON_TPU = os.environ.get("MJAX_TEST_TPU", "") not in ("", "0")   # (conftest.py's)
 I4, U4, I2 = (np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4),
@@ -683,22 +683,7 @@ def test_compiled_kernels_match_jax(name):
     if name.startswith("stochastic_round"):
         args[1] = np.random.default_rng(1).integers(0, 2**32, args[1].shape,
                                                     np.uint64).astype(np.uint32)
-    if not ON_TPU:
-        for K in (JAX_KERNELS, MJAX_KERNELS):
-            with pytest.raises(ValueError, match="Only interpret mode is supported on CPU"):
-                K[name][0](*args)
-        return
-    try:
-        want = [np.asarray(w) for w in jax.tree.leaves(JAX_KERNELS[name][0](*args))]
-    except Exception:                     # (libtpu refuses it: so must mjax's call)
-        with pytest.raises(Exception):
-            mjax.tree.leaves(MJAX_KERNELS[name][0](*args))
-        return
-    got = [np.asarray(g) for g in mjax.tree.leaves(MJAX_KERNELS[name][0](*args))]
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype
-        np.testing.assert_array_equal(g, w)
+    assert_compiled_as_jax(JAX_KERNELS[name][0], MJAX_KERNELS[name][0], args)
 
 
 @pytest.mark.parametrize("dtype", [U4, np.dtype(np.uint8), np.dtype(np.uint16),

@@ -19,7 +19,8 @@ from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 
-from test_mosaic_differential import _cpu_as_v5e, assert_same_mosaic, tpu_mosaic  # noqa: E402
+from test_mosaic_differential import (_cpu_as_v5e, assert_compiled_as_jax,  # noqa: E402
+                                      assert_same_mosaic, tpu_mosaic)
 
 
 def corpus(J, pl, pltpu) -> dict:
@@ -180,10 +181,14 @@ def test_allocations_module_matches_jax(name):
                        canonical=name in CANONICAL)
 
 
+def _args(name):
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(s).astype(d) for s, d in JAX_KERNELS[name][1]]
+
+
 @pytest.mark.parametrize("name", sorted(JAX_KERNELS))
 def test_allocations_values_match_jax_and_numpy(name):
-    rng = np.random.default_rng(0)
-    args = [rng.standard_normal(s).astype(d) for s, d in JAX_KERNELS[name][1]]
+    args = _args(name)
     with _cpu_as_v5e(), jpltpu.force_tpu_interpret_mode():
         want = [np.asarray(w) for w in jax.tree.leaves(JAX_KERNELS[name][0](*args))]
     with pltpu.force_tpu_interpret_mode():
@@ -194,6 +199,11 @@ def test_allocations_values_match_jax_and_numpy(name):
     for g, w, r in zip(got, want, ref):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-4)
         np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", sorted(JAX_KERNELS))
+def test_compiled_allocations_match_jax(name):
+    assert_compiled_as_jax(JAX_KERNELS[name][0], MJAX_KERNELS[name][0], _args(name))
 
 
 def _errors(J, pl, pltpu) -> dict:

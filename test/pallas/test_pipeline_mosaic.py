@@ -23,7 +23,8 @@ from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 
 from pipeline_corpus import gather_scatter_corpus, pipeline_corpus  # noqa: E402
-from test_mosaic_differential import _cpu_as_v5e, assert_same_mosaic, tpu_mosaic  # noqa: E402
+from test_mosaic_differential import (_cpu_as_v5e, assert_compiled_as_jax,  # noqa: E402
+                                      assert_same_mosaic, tpu_mosaic)
 
 
 
@@ -87,6 +88,11 @@ def test_pipeline_values_match_jax_and_numpy(name):
     for g, w, r in zip(got, want, ref):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-4)
         np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", sorted(JAX_KERNELS))
+def test_compiled_pipeline_matches_jax(name):
+    assert_compiled_as_jax(JAX_KERNELS[name][0], MJAX_KERNELS[name][0], _args(name))
 
 
 def test_pipeline_dma_structure():

@@ -21,11 +21,10 @@ import jax.experimental.pallas.tpu  # noqa: E402,F401
 import mjax  # noqa: E402
 from jax.experimental import pallas as jpl  # noqa: E402
 from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
-from mjax.dialect.context import context  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 
-from test_mosaic_differential import (_diff, constants_by_value, normalize,  # noqa: E402
+from test_mosaic_differential import (assert_compiled_as_jax, assert_same_mosaic,  # noqa: E402
                                       tpu_mosaic)
 
 N = 4
@@ -88,12 +87,7 @@ def test_select_ref_module_matches_jax(name):
     got_config, got = tpu_mosaic(mjax, g, shapes)
     assert got_config == want_config
     assert got.count("tpu.enqueue_dma") == want.count("tpu.enqueue_dma") > 1
-    with context():
-        if name in EXACT:
-            a, b = normalize(want), normalize(got)
-        else:
-            a, b = (constants_by_value(normalize(t, "canonicalize,cse")) for t in (want, got))
-    assert a == b, _diff(a, b)
+    assert_same_mosaic(want, got, canonical=name not in EXACT)
 
 
 def _inputs(name, idx=1):
@@ -123,6 +117,11 @@ def test_select_ref_values_match_numpy(name, idx, interpret):
     else:
         with pltpu.force_tpu_interpret_mode():
             check(np.asarray(MJAX_KERNELS[name][0](*args)))
+
+
+@pytest.mark.parametrize("name,idx", CASES)
+def test_compiled_select_ref_matches_jax(name, idx):
+    assert_compiled_as_jax(JAX_KERNELS[name][0], MJAX_KERNELS[name][0], _inputs(name, idx)[0])
 
 
 def test_jax_tpu_interpreter_cannot_run_select_ref():
