@@ -16,9 +16,8 @@ from mjax import numpy as jnp
 from mjax.base import trace_trees, tree_util
 from mjax.config import config
 from mjax.dialect.ops.pallas import PallasCallOp
-from mjax.experimental.pallas.core import (ANY, Blocked, BlockSpec, BoundedSlice,
-                                           CostEstimate, Element, Squeezed)
-from mjax.experimental.pallas.pallas_call import pallas_call
+from mjax.experimental.pallas.core import (Blocked, BoundedSlice, CostEstimate, Element,
+                                           Squeezed)
 from mjax.jit.jitted import jit
 from mjax.tracing.primitive import primitive_of
 from mjax.ref import Ref as RefType
@@ -27,7 +26,7 @@ from mjax.runtime import get_backend
 from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
 from mjax.experimental.pallas.memory import run_scoped
 from mjax.experimental.pallas.selection import select_ref
-from mjax.experimental.pallas.mesh_kernels import core_map
+from mjax.experimental.pallas.mesh_kernels import core_map, mesh_call
 from mjax.experimental.pallas.pallas_call import _fun_name
 
 
@@ -113,7 +112,8 @@ def kernel(body=_NotSpecified(), out_type=(), *, mesh, scratch_types=(),
     """A kernel over a mesh of cores: `kernel(body, out_type, mesh=...)(*args)` runs
     `body(*input refs, *output refs, *scratch refs)` once per core, every ref the whole
     array in HBM (pl.ANY; move data with DMAs, sync_copy). Without `body`, a decorator.
-    mjax runs meshes of one core (a pallas_call without a grid). JAX: pl.kernel."""
+    mjax runs meshes of one core (as JAX's: a pallas_call over a grid of one core, its
+    axis `parallel`). JAX: pl.kernel."""
     if isinstance(body, _NotSpecified):
         return functools.partial(kernel, out_type=out_type, mesh=mesh,
                                  scratch_types=scratch_types,
@@ -129,17 +129,13 @@ def kernel(body=_NotSpecified(), out_type=(), *, mesh, scratch_types=(),
                                   f"supported by mjax (meshes of one core are)")
 
     def run(*args):
-        n_in = len(trace_trees.tree_leaves(args))
-        out_leaves = trace_trees.tree_leaves(
-            out_type, is_leaf=lambda x: hasattr(x, "shape") and hasattr(x, "dtype"))
         if any(isinstance(x, RefType) for x in trace_trees.tree_leaves(args)):
             return _kernel_on_refs(body, out_type, mesh, scratch_types, compiler_params,
                                    interpret, cost_estimate, debug, name, args)
-        call = pallas_call(body, out_type, in_specs=[BlockSpec(memory_space=ANY)] * n_in,
-                           out_specs=[BlockSpec(memory_space=ANY)] * len(out_leaves),
-                           scratch_shapes=scratch_types, compiler_params=compiler_params,
-                           interpret=interpret, cost_estimate=cost_estimate, debug=debug,
-                           name=name)
+        call = mesh_call(body, out_type, mesh, len(trace_trees.tree_leaves(args)),
+                         scratch_types=scratch_types, compiler_params=compiler_params,
+                         interpret=interpret, cost_estimate=cost_estimate, debug=debug,
+                         name=name)
         return call(*args)
     return run
 

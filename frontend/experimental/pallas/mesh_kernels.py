@@ -151,8 +151,10 @@ def _find_refs(f, axis, scratch_shapes, name):
     return order, written
 
 
-def _params(compiler_params) -> dict:
-    """The TPU compiler parameters of the call: the user's, the core axis `parallel`."""
+def _params(compiler_params, refusal="dimension_semantics must be None for TensorCoreMesh"
+            ) -> dict:
+    """The TPU compiler parameters of the call: the user's, the core axis `parallel`
+    (`refusal`: JAX's error where the user gives dimension_semantics)."""
     fields = {}
     if compiler_params is not None:
         if getattr(compiler_params, "mjax_backend", None) != "mosaic_tpu":
@@ -160,7 +162,7 @@ def _params(compiler_params) -> dict:
         fields = {f.name: getattr(compiler_params, f.name)
                   for f in dataclasses.fields(compiler_params)}
         if fields.get("dimension_semantics") is not None:
-            raise ValueError("dimension_semantics must be None for TensorCoreMesh")
+            raise ValueError(refusal)
     fields["dimension_semantics"] = ("parallel",)
     return {"mosaic_tpu": fields}
 
@@ -206,6 +208,35 @@ def _stage(f, mesh, axis, compiler_params, interpret, debug, cost_estimate, name
         order[i][...] = v
 
 
+# (JAX's lowering of pl.kernel refuses them so; its interpret mode ignores them)
+_MPMD_SEMANTICS = "mpmd_map does not support dimension_semantics= in compiler_params="
+
+
+def mesh_call(body, out_type, mesh, n_in, *, scratch_types, compiler_params, interpret,
+              cost_estimate, debug, name):
+    """pl.kernel's call on arrays over a mesh of one core, as JAX's (its mpmd_map): a
+    pallas_call over a grid of one point (the core axis, `parallel`) whose refs are whole
+    arrays in pl.ANY memory, the core index the kernel's first argument; inside,
+    `lax.axis_index` of a mesh axis is the program id (0)."""
+    axes = tuple(dict(getattr(mesh, "shape", {}) or {}))
+    n_out = len(trace_trees.tree_leaves(
+        out_type, is_leaf=lambda x: hasattr(x, "shape") and hasattr(x, "dtype")))
+
+    def kernel(*refs):
+        with contextlib.ExitStack() as stack:
+            for axis in axes:
+                stack.enter_context(AXIS_ENV.indexed(axis, 1, lambda: program_id(0)))
+            body(*refs)
+
+    kernel.__name__ = name or _fun_name(body)
+    return pallas_call(kernel, out_type, grid=(1,),
+                       in_specs=[BlockSpec(memory_space=ANY)] * n_in,
+                       out_specs=[BlockSpec(memory_space=ANY)] * n_out,
+                       scratch_shapes=scratch_types, interpret=interpret,
+                       compiler_params=_params(compiler_params, _MPMD_SEMANTICS),
+                       cost_estimate=cost_estimate, debug=debug, name=name)
+
+
 def core_map(mesh, *, compiler_params=None, interpret=False, debug=False,
              cost_estimate=None, name=None, metadata=None, scratch_shapes=()):
     """A decorator running the decorated zero-argument function once per core of `mesh`
@@ -235,4 +266,4 @@ def core_map(mesh, *, compiler_params=None, interpret=False, debug=False,
     return wrapped
 
 
-__all__ = ["core_map"]
+__all__ = ["core_map", "mesh_call"]
