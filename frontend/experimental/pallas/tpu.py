@@ -28,6 +28,7 @@ from mjax.dialect.ops import pallas_tpu as PT
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.experimental.pallas import core as _pl_core
 from mjax.experimental.pallas.pallas_call import tpu_interpret_mode as _interpret_mode
+from mjax.experimental.pallas import helpers as _pl_helpers
 from mjax.experimental.pallas import primitives as _p
 from mjax.experimental.pallas.ref import Ref
 from mjax.experimental.pallas.core import ANY, GridSpec, MemoryRef, no_block_spec
@@ -405,7 +406,16 @@ def get_barrier_semaphore():
 
 
 core_barrier = _not_supported("core_barrier", "barriers between the cores of a mesh")
-run_on_first_core = _not_supported("run_on_first_core", "kernels over a core mesh")
+def run_on_first_core(core_axis_name: str):
+    """A decorator that runs the function on core 0 of the mesh axis `core_axis_name`:
+    on a one-core axis it calls the function directly (returning its result), otherwise
+    under pl.when(axis_index == 0) (returning None). JAX: pltpu.run_on_first_core."""
+    if lax.axis_size(core_axis_name) == 1:
+        return lambda f: f()
+
+    def decorate(f):
+        _pl_helpers.when(lax.axis_index(core_axis_name) == 0)(f)
+    return decorate
 @dataclasses.dataclass(frozen=True)
 class TensorCore:
     """One TensorCore of a chip. JAX: pltpu TensorCore."""
