@@ -133,8 +133,28 @@ def kernel_pipeline(J, P, T, **kw):
     return f, lambda x: x + 3.0
 
 
+def kernel_on_refs(J, P, T, **kw):
+    """pl.kernel given a ref that its body writes: one operand, results the out_type
+    array then the ref (aliased to it), the kernel named new_body as JAX's."""
+    mesh = T.create_tensorcore_mesh("core", num_cores=1)
+
+    def k(x_hbm, o_hbm, v):
+        T.sync_copy(x_hbm, v)
+        v[...] = v[...] * 2.0
+        T.sync_copy(v, o_hbm)
+        v[...] = v[...] - 1.0
+        T.sync_copy(v, x_hbm)
+
+    def f(x):
+        r = J.new_ref(x)
+        out = P.kernel(k, out_type=J.ShapeDtypeStruct(x.shape, x.dtype), mesh=mesh,
+                       scratch_types=[T.VMEM(x.shape, x.dtype)], **kw)(r)
+        return out, r[...]
+    return f, lambda x: (x * 2.0, x * 2.0 - 1.0)
+
+
 KERNELS = {k.__name__: k for k in (copy, axis_index, pipeline, kernel, kernel_axis_index,
-                                    kernel_pipeline)}
+                                    kernel_pipeline, kernel_on_refs)}
 
 
 def _mosaic(lib: str, name: str) -> tuple[str, str]:

@@ -19,6 +19,7 @@ from mjax.dialect.ops.pallas import PallasCallOp
 from mjax.experimental.pallas.core import (Blocked, BoundedSlice, CostEstimate, Element,
                                            Squeezed)
 from mjax.jit.jitted import jit
+from mjax.tracing.core import current_trace
 from mjax.tracing.primitive import primitive_of
 from mjax.ref import Ref as RefType
 from mjax.ref import new_ref
@@ -26,7 +27,7 @@ from mjax.runtime import get_backend
 from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
 from mjax.experimental.pallas.memory import run_scoped
 from mjax.experimental.pallas.selection import select_ref
-from mjax.experimental.pallas.mesh_kernels import core_map, mesh_call
+from mjax.experimental.pallas.mesh_kernels import core_map, kernel_on_refs, mesh_call
 from mjax.experimental.pallas.pallas_call import _fun_name
 
 
@@ -142,24 +143,15 @@ def kernel(body=_NotSpecified(), out_type=(), *, mesh, scratch_types=(),
 
 def _kernel_on_refs(body, out_type, mesh, scratch_types, compiler_params, interpret,
                     cost_estimate, debug, name, args):
-    """pl.kernel given refs: a core_map over them (arrays among the arguments become
-    refs), new refs for the outputs; the body writes the refs it is given in place."""
-    leaves, tree = trace_trees.tree_flatten(args)
-    refs = [x if isinstance(x, RefType) else new_ref(jnp.asarray(x)) for x in leaves]
-    is_leaf = lambda x: hasattr(x, "shape") and hasattr(x, "dtype")     # noqa: E731
-    out_leaves, out_tree = trace_trees.tree_flatten(out_type, is_leaf=is_leaf)
-    outs = [new_ref(jnp.zeros(tuple(o.shape), o.dtype)) for o in out_leaves]
-    out_refs = tree_util.tree_unflatten(out_tree, outs)
-    if not isinstance(out_type, (tuple, list)):
-        out_refs = (out_refs,)
-    in_refs = tree_util.tree_unflatten(tree, refs)
-
-    @core_map(mesh, compiler_params=compiler_params, interpret=interpret, debug=debug,
-              cost_estimate=cost_estimate, name=name or _fun_name(body),
-              scratch_shapes=scratch_types)
-    def _(*scratch, **kw_scratch):
-        body(*in_refs, *out_refs, *scratch, **kw_scratch)
-    return tree_util.tree_unflatten(out_tree, [r[...] for r in outs])
+    """pl.kernel given refs (arrays among the arguments become refs): the body writes
+    the refs it is given in place (mesh_kernels.kernel_on_refs)."""
+    refs = [x if isinstance(x, RefType) else new_ref(jnp.asarray(x))
+            for x in trace_trees.tree_leaves(args)]
+    run = functools.partial(kernel_on_refs, body, out_type, mesh, refs,
+                            scratch_types=scratch_types, name=name,
+                            compiler_params=compiler_params, interpret=interpret,
+                            cost_estimate=cost_estimate, debug=debug)
+    return run() if current_trace() is not None else jit(run)()   # (eager: staged)
 
 
 class semaphore:

@@ -213,7 +213,7 @@ _MPMD_SEMANTICS = "mpmd_map does not support dimension_semantics= in compiler_pa
 
 
 def mesh_call(body, out_type, mesh, n_in, *, scratch_types, compiler_params, interpret,
-              cost_estimate, debug, name):
+              cost_estimate, debug, name, aliases=None):
     """pl.kernel's call on arrays over a mesh of one core, as JAX's (its mpmd_map): a
     pallas_call over a grid of one point (the core axis, `parallel`) whose refs are whole
     arrays in pl.ANY memory, the core index the kernel's first argument; inside,
@@ -233,8 +233,54 @@ def mesh_call(body, out_type, mesh, n_in, *, scratch_types, compiler_params, int
                        in_specs=[BlockSpec(memory_space=ANY)] * n_in,
                        out_specs=[BlockSpec(memory_space=ANY)] * n_out,
                        scratch_shapes=scratch_types, interpret=interpret,
+                       input_output_aliases=aliases or {},
                        compiler_params=_params(compiler_params, _MPMD_SEMANTICS),
                        cost_estimate=cost_estimate, debug=debug, name=name)
+
+
+def kernel_on_refs(body, out_type, mesh, refs, *, scratch_types, name, **params):
+    """pl.kernel given refs (`refs`, the flat arguments), as JAX's: one operand per ref,
+    results the `out_type` arrays then the refs the body writes (aliased to their
+    operands, written back into the Refs); the body gets the operands' refs, the
+    results' refs of out_type and the scratch. Its kernel is named `new_body` as JAX's
+    (the function its discharge of the refs makes) unless `name` is given."""
+    is_leaf = lambda x: hasattr(x, "shape") and hasattr(x, "dtype")       # noqa: E731
+    out_leaves, out_tree = trace_trees.tree_flatten(out_type, is_leaf=is_leaf)
+    outs = [ShapeDtypeStruct(tuple(o.shape), o.dtype) for o in out_leaves]
+    kname = name or "new_body"
+    dict_scratch = isinstance(scratch_types, dict)
+
+    def call_body(ins, out_refs, scratch):
+        if dict_scratch:
+            body(*ins, *out_refs, **scratch)
+        else:
+            body(*ins, *out_refs, *scratch)
+
+    axis = next(iter(dict(getattr(mesh, "shape", {}) or {"core": 1})))
+    # (the first trace: which refs the body writes; out_type's refs are its arguments)
+    order, written = _find_refs(lambda o, sc: call_body(refs, o, sc), axis,
+                                (outs, scratch_types), kname)
+    wrote = {id(r) for r, w in zip(order, written) if w}
+    changed = [i for i, r in enumerate(refs) if id(r) in wrote]
+    n_in, n_out = len(refs), len(outs)
+
+    def wrapped(*kernel_refs):
+        ins = kernel_refs[:n_in]
+        rest = kernel_refs[n_in + n_out + len(changed):]
+        scratch = tree_util.tree_unflatten(_scratch(scratch_types)[1], list(rest))
+        call_body(ins, kernel_refs[n_in:n_in + n_out], scratch)
+
+    wrapped.__name__ = kname
+    call = mesh_call(wrapped, [*outs, *[ShapeDtypeStruct(refs[i].shape, refs[i].dtype)
+                                        for i in changed]],
+                     mesh, n_in, name=kname, scratch_types=list(trace_trees.tree_leaves(
+                         scratch_types, is_leaf=_is_scratch_leaf)),
+                     aliases={i: n_out + j for j, i in enumerate(changed)}, **params)
+    call.shared_aliases = True      # (the kernel writes the refs through its inputs)
+    values = call(*[r[...] for r in refs])
+    for j, i in enumerate(changed):
+        refs[i][...] = values[n_out + j]
+    return tree_util.tree_unflatten(out_tree, list(values[:n_out]))
 
 
 def core_map(mesh, *, compiler_params=None, interpret=False, debug=False,
@@ -266,4 +312,4 @@ def core_map(mesh, *, compiler_params=None, interpret=False, debug=False,
     return wrapped
 
 
-__all__ = ["core_map", "mesh_call"]
+__all__ = ["core_map", "kernel_on_refs", "mesh_call"]
