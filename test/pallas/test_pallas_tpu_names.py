@@ -95,9 +95,9 @@ def test_run_on_first_core_values_match_jax_and_numpy():
     with mode(jpltpu), cpu_as_v5e(jax_tpu_info):
         want = np.asarray(jax.jit(first_core(jax, jpl, jpltpu)[0])(x))
     np.testing.assert_array_equal(got, want)
-    np.testing.assert_allclose(got, x * 2.0 + 1.0, rtol=1e-6)
+    np.testing.assert_allclose(got, x * 2.0 + 1.0, rtol=1e-6, atol=1e-6)
     plain = mjax.jit(first_core(mjax, pl, pltpu, interpret=True)[0])(x)
-    np.testing.assert_allclose(np.asarray(plain), x * 2.0 + 1.0, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(plain), x * 2.0 + 1.0, rtol=1e-6, atol=1e-6)
 
 
 def test_run_on_first_core_outside_a_mesh_refused_as_jax():
@@ -107,3 +107,116 @@ def test_run_on_first_core_outside_a_mesh_refused_as_jax():
     with pytest.raises(NameError) as got:
         pltpu.run_on_first_core("nope")
     assert "nope" in str(want.value) and "nope" in str(got.value)
+
+
+# -- pl.empty_ref_like -----------------------------------------------------------------
+
+def _jit_level(J, P, T, like):
+    def f(x):
+        r = P.empty_ref_like(like(J, T, x))
+        r[...] = x * 3.0
+        r[...] = r[...] - 1.0
+        return r[...]
+    return f
+
+
+JIT_LEVEL = {"shape_dtype_struct": lambda J, T, x: J.ShapeDtypeStruct(x.shape, x.dtype),
+             "any": lambda J, T, x: (jpl if J is jax else pl).ANY(x.shape, x.dtype)}
+
+
+@pytest.mark.parametrize("like", JIT_LEVEL)
+def test_empty_ref_like_in_jit_values_match_jax(like):
+    """At the jit level a ShapeDtypeStruct (or an ANY MemoryRef) gives a plain ref."""
+    x = _x()
+    got = np.asarray(mjax.jit(_jit_level(mjax, pl, pltpu, JIT_LEVEL[like]))(x))
+    want = np.asarray(jax.jit(_jit_level(jax, jpl, jpltpu, JIT_LEVEL[like]))(x))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, x * 3.0 - 1.0, rtol=1e-6, atol=1e-6)
+
+
+def _in_kernel(J, P, T, like, **kw):
+    def k(x_ref, o_ref):
+        r = P.empty_ref_like(like(J, T, x_ref))
+        r[...] = x_ref[...] + 1.0
+        o_ref[...] = r[...] * 2.0
+    return P.pallas_call(k, out_shape=J.ShapeDtypeStruct(SHAPE, np.float32), **kw)
+
+
+IN_KERNEL = {"vmem": lambda J, T, r: T.VMEM(r.shape, r.dtype),
+             "shape_dtype_struct": lambda J, T, r: J.ShapeDtypeStruct(r.shape, r.dtype)}
+
+
+@pytest.mark.parametrize("like", IN_KERNEL)
+def test_empty_ref_like_in_a_kernel(like):
+    """A kernel-local ref: interpret=True runs it (values vs JAX's and NumPy); both
+    libraries' TPU lowerings refuse it with a NotImplementedError."""
+    x = _x()
+    got = np.asarray(mjax.jit(_in_kernel(mjax, pl, pltpu, IN_KERNEL[like],
+                                         interpret=True))(x))
+    want = np.asarray(jax.jit(_in_kernel(jax, jpl, jpltpu, IN_KERNEL[like],
+                                         interpret=True))(x))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, (x + 1.0) * 2.0, rtol=1e-6, atol=1e-6)
+    for J, P, T in (LIBS["jax"], LIBS["mjax"]):
+        f = _in_kernel(J, P, T, IN_KERNEL[like])
+        with pytest.raises(NotImplementedError):
+            J.jit(f).trace(J.ShapeDtypeStruct(SHAPE, np.float32)).lower(
+                lowering_platforms=("tpu",)).as_text()
+
+
+def test_empty_ref_like_errors_as_jax():
+    for P in (jpl, pl):
+        with pytest.raises(ValueError, match="empty_ref_like does not support"):
+            P.empty_ref_like(np.ones(3))
+    for J, P, T in (LIBS["jax"], LIBS["mjax"]):
+        with pytest.raises(NotImplementedError,
+                           match="array ref with memory space only works inside of a"):
+            P.empty_ref_like(J.ShapeDtypeStruct((3,), np.float32))
+
+
+def test_empty_ref_like_in_a_memory_space_at_jit_level_is_refused():
+    """JAX allocates an SMEM ref at the jit level for the core_map kernels closing over
+    it (JAX's tpu_pallas_memory_space_test test_smem_copy); mjax's jit-level refs have no
+    memory space: a NotImplementedError saying so (JAX's lowers)."""
+    mesh = pltpu.create_tensorcore_mesh("core", num_cores=1)
+
+    def f():
+        y_ref = pl.empty_ref_like(pltpu.SMEM((8,), np.int32))
+
+        @pl.core_map(mesh)
+        def _():
+            for i in range(8):
+                y_ref[i] = i
+        return y_ref[...]
+    with pytest.raises(NotImplementedError, match="smem ref outside a kernel"):
+        mjax.jit(f)()
+
+
+# -- pl.get_global -------------------------------------------------------------------
+
+def _global_kernel(J, P, T, **kw):
+    def k(x_ref, o_ref):
+        g = P.get_global(T.VMEM(SHAPE, np.float32))
+        g[...] = x_ref[...]
+        o_ref[...] = g[...]
+    return P.pallas_call(k, out_shape=J.ShapeDtypeStruct(SHAPE, np.float32), **kw)
+
+
+def test_get_global_refused_as_jax():
+    """JAX 0.10.2 has get_global for Mosaic GPU only: its TPU lowering refuses it, its
+    evaluation outside a jit too, and a jit outside a kernel fails with a TypeError."""
+    for J, P, T in (LIBS["jax"], LIBS["mjax"]):
+        with pytest.raises(NotImplementedError, match="Unimplemented primitive in Pallas "
+                                                      "TPU lowering for tc: get_global"):
+            J.jit(_global_kernel(J, P, T)).trace(J.ShapeDtypeStruct(SHAPE, np.float32)
+                                                 ).lower(lowering_platforms=("tpu",))
+        with pytest.raises(NotImplementedError,
+                           match="Evaluation rule for 'get_global' not implemented"):
+            P.get_global(T.SemaphoreType.REGULAR)
+        with pytest.raises(TypeError, match="No ir_type_handler for aval type"):
+            J.jit(lambda: P.get_global(T.VMEM((8,), np.float32))[...])()
+    # JAX's interpreter fails on it (a TypeError); mjax refuses it when traced
+    with pytest.raises(TypeError):
+        jax.jit(_global_kernel(jax, jpl, jpltpu, interpret=True))(_x())
+    with pytest.raises(NotImplementedError, match="get_global"):
+        mjax.jit(_global_kernel(mjax, pl, pltpu, interpret=True))(_x())

@@ -17,7 +17,8 @@ from mjax.base import trace_trees, tree_util
 from mjax.config import config
 from mjax.dialect.ops.pallas import PallasCallOp
 from mjax.experimental.pallas.core import (Blocked, BoundedSlice, CostEstimate, Element,
-                                           Squeezed)
+                                           MemoryRef, MemorySpace, Squeezed)
+from mjax.experimental.pallas import primitives as _p
 from mjax.jit.jitted import jit
 from mjax.tracing.core import current_trace
 from mjax.tracing.primitive import primitive_of
@@ -223,8 +224,57 @@ def debug_check(condition, message) -> None:
 
 
 debug_check.mjax_unsupported = None      # (works when checks are off: not listed)
-empty_ref_like = _not_supported("empty_ref_like", "uninitialized refs outside kernels")
-get_global = _not_supported("get_global", "global (cross-kernel) scratch buffers")
+def _in_kernel() -> bool:
+    return bool(_p._kernels.stack)
+
+
+def empty_ref_like(x):
+    """A new Ref shaped like `x` (a pl.MemoryRef such as pltpu.VMEM(shape, dtype), or a
+    ShapeDtypeStruct: memory space ANY) with unspecified contents (zeros here), inside a
+    traced function. Inside a kernel it is a kernel-local ref (interpret mode only: as
+    JAX's, the Mosaic lowering refuses it); at the jit level only ANY refs (JAX allocates
+    others for the core_map kernels closing over them: mjax does not).
+    JAX: pl.empty_ref_like."""
+    if isinstance(x, MemoryRef):
+        space = x.memory_space
+    elif isinstance(x, ShapeDtypeStruct):
+        space = MemorySpace.ANY
+    else:
+        raise ValueError(f"empty_ref_like does not support {type(x)}")
+    if current_trace() is None:
+        raise NotImplementedError("array ref with memory space only works inside of a "
+                                  "`jit`.")
+    name = getattr(space, "value", space)
+    if name == "semaphore_mem":
+        raise NotImplementedError("pl.empty_ref_like of a semaphore is not supported by "
+                                  "mjax: allocate semaphores with pl.run_scoped or "
+                                  "scratch_shapes")
+    if name != "any" and not _in_kernel():
+        raise NotImplementedError(
+            f"pl.empty_ref_like of a {name} ref outside a kernel is not supported by mjax "
+            f"(JAX allocates it for the core_map kernels that close over it; mjax's "
+            f"jit-level refs have no memory space): use scratch_shapes or pl.run_scoped")
+    return new_ref(empty_like(x))
+
+
+def get_global(what):
+    """A reference that persists across kernel invocations: JAX 0.10.2 implements it for
+    Mosaic GPU only (no TPU lowering, no interpreter rule), so mjax refuses it with JAX's
+    TPU errors. JAX: pl.get_global."""
+    if not isinstance(what, (MemoryRef, enum.Enum)):
+        raise TypeError(f"pl.get_global takes a scratch type (pltpu.VMEM(...), a "
+                        f"SemaphoreType), got {type(what).__name__}")
+    if current_trace() is None:
+        raise NotImplementedError("Evaluation rule for 'get_global' not implemented")
+    if not _in_kernel():
+        raise TypeError("No ir_type_handler for aval type: a Ref (pl.get_global outside "
+                        "a Pallas kernel)")
+    raise NotImplementedError("Unimplemented primitive in Pallas TPU lowering for tc: "
+                              "get_global (JAX 0.10.2 lowers it for Mosaic GPU only, and "
+                              "its interpreters have no rule for it)")
+
+
+get_global.mjax_unsupported = None       # (as JAX's on the TPU: not listed)
 pallas_export_experimental = _not_supported("pallas_export_experimental",
                                             "the export mode of Pallas calls")
 
