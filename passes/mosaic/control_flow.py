@@ -118,7 +118,9 @@ def _scan(kl, op, *args, length, reverse=False, unroll=1, num_consts=0, num_carr
                                   "TPU kernels: only fori_loop-like scans")
     block = op.regions[0].blocks[0]
     avals = avals_in(op)
-    consts, carry = list(args[:num_consts]), list(args[num_consts:])
+    # (JAX makes the constants values first, used or not: a forwarded literal carry too)
+    consts = _values(kl, args[:num_consts], avals[:num_consts])
+    carry = list(args[num_consts:])
     inc = _fori_increment(block, num_consts)
     if inc is not None:
         start, carry = carry[0], carry[1:]
@@ -210,6 +212,8 @@ def _fori_bounds(op, cond_nconsts: int, body_nconsts: int):
 
 @MOSAIC.register(C.WhileOp)
 def _while(kl, op, *args, cond_nconsts=0, body_nconsts=0, **params):
+    # (JAX makes every operand a value first, in order: constants and carries)
+    args = _values(kl, args, avals_in(op))
     fori = _fori_bounds(op, cond_nconsts, body_nconsts)
     if fori is not None:
         return _while_as_fori(kl, op, args, cond_nconsts, body_nconsts, *fori)

@@ -118,7 +118,7 @@ class KernelLowering(KernelInterpreter):
 # (ops whose JAX rules get their literal operands as MLIR constants: lowering.py's
 # _ensure_mlir_value, not skipped for them)
 _LITERALS_FIRST = frozenset(f"jaxpr.{n}" for n in ("eq", "ne", "lt", "le", "gt", "ge",
-                                                   "select_n"))
+                                                   "select_n", "while", "run_scoped"))
 
 
 def _retrace(old: tuple, new: tuple) -> tuple:

@@ -304,6 +304,9 @@ def _run_scoped(kl, op, *captured, scratch_shapes=(), scratch_memory_spaces=None
                 **params):
     scratch = list(scratch_shapes or ())
     spaces = list(scratch_memory_spaces or ()) or ["vmem"] * len(scratch)
+    # (JAX makes the body's captured constants values before the region: once, not at
+    # each use inside it)
+    captured = [kl.value(c) for c in captured]
     results = [vtype(aval_out(op, i).shape, aval_out(op, i).dtype)
                for i in range(len(op.results))]
     region = tpu.RegionOp(results)

@@ -161,12 +161,7 @@ def _module(J, kernels, name) -> str:
 
 
 # kernels compared after `canonicalize,cse` (constants by value), with how they differ
-_FORWARDED = ("a loop carry the body passes on unchanged (a slot never advanced: copied "
-              "once, or copied synchronously): JAX's lax.scan makes it a constant of the "
-              "loop, mjax keeps it an iter_arg (as test_pipeline_mosaic.py's kernels)")
 CANONICAL = {
-    "sync": _FORWARDED,
-    "whole": _FORWARDED,
     "matmul_in_out": ("the pipeline loop is not under a run_scoped (its buffers are "
                       "pallas_call's scratch): JAX's pallas_call DCEs the kernel's jaxpr, "
                       "which drops the empty conds of the inputs' write-back phases from "

@@ -232,7 +232,8 @@ def _pipelined(body, grid, refs, stages, no_pipelining, prologue=None,
                                         ([r.slots() for r in refs], init))
             for r, sl in zip(refs, slots):
                 r.set_slots(sl)
-            sched = Step(total - 1, prev_indices(last, grid), grid, stages)
+            final = prev_indices(last, grid)    # (before the step count, as JAX's)
+            sched = Step(total - 1, final, grid, stages)
             with _pipeline_grid(sched.ids, grid):
                 for r in refs:
                     sched.finalize(r)
