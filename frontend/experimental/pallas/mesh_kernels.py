@@ -9,7 +9,11 @@ body closes over (pl.ANY memory), its results the values of those it writes, ali
 them and written back into the Refs. The body is traced twice: first to find the refs it
 uses and which it writes (that function is then erased), then as the kernel, where each
 of those Refs is the kernel's ref of its operand (mjax.ref.kernel_view), and
-`lax.axis_index(axis)` is the kernel's program id (0; axis_size 1).
+`lax.axis_index(axis)` is the kernel's program id (0; axis_size 1). Scalars the body
+closes over are operands before the refs, SMEM arrays of shape (1,) read at element 0
+(JAX's pass_scalars_as_refs; their window is a pallas_call block, where JAX's mesh
+lowering gives an affine map). `pl.kernel` is `mesh_call` on arrays, `kernel_on_refs`
+given refs, the same kernel wrapper as JAX's mpmd_map.
 """
 from __future__ import annotations
 
@@ -144,11 +148,13 @@ def _find_refs(f, axis, scratch_shapes, name):
             op = op.operation
             if string_attr(op, "sym_name", None) not in before | {None}:
                 op.erase()
+    scalars = [c for c in others if not aval_of_value(c).shape]
+    others = [c for c in others if aval_of_value(c).shape]
     if others:
         consts = [aval_of_value(c).str_short() for c in others]
         raise ValueError(f"The kernel function in core_map {name} captures non-scalar "
                          f"constants {consts}. You should pass them as inputs.")
-    return order, written
+    return order, written, scalars
 
 
 def _params(compiler_params, refusal="dimension_semantics must be None for TensorCoreMesh"
@@ -169,16 +175,18 @@ def _params(compiler_params, refusal="dimension_semantics must be None for Tenso
 
 def _stage(f, mesh, axis, compiler_params, interpret, debug, cost_estimate, name,
            scratch_shapes):
-    order, written = _find_refs(f, axis, scratch_shapes, name)
+    order, written, scalars = _find_refs(f, axis, scratch_shapes, name)
     for r in order:
         if type(r) is not array_refs.Ref:
             raise NotImplementedError(f"core_map {name} closes over {r!r}: mjax's core_map "
                                       f"takes refs of arrays")
     outs = [i for i, w in enumerate(written) if w]
-    n_in, n_out = len(order), len(outs)
+    n_in, n_out, n_s = len(order), len(outs), len(scalars)
     avals, tree = _scratch(scratch_shapes)
 
     def kernel(*refs):
+        _scalars_from_smem(scalars, refs[:n_s])
+        refs = refs[n_s:]
         mine = {id(r): k for r, k in zip(order, refs[:n_in])}
 
         def view(ref):
@@ -195,17 +203,28 @@ def _stage(f, mesh, axis, compiler_params, interpret, debug, cost_estimate, name
     kernel.__name__ = name
     call = pallas_call(
         kernel, [ShapeDtypeStruct(order[i].shape, order[i].dtype) for i in outs],
-        grid=(1,), in_specs=[BlockSpec(memory_space=ANY)] * n_in,
+        grid=(1,), in_specs=[BlockSpec(memory_space="smem")] * n_s +
+        [BlockSpec(memory_space=ANY)] * n_in,
         out_specs=[BlockSpec(memory_space=ANY)] * n_out,
         scratch_shapes=[] if not avals else list(trace_trees.tree_leaves(
             scratch_shapes, is_leaf=_is_scratch_leaf)),
-        input_output_aliases={i: j for j, i in enumerate(outs)}, debug=debug,
+        input_output_aliases={n_s + i: j for j, i in enumerate(outs)}, debug=debug,
         interpret=interpret, name=name, compiler_params=_params(compiler_params),
         cost_estimate=cost_estimate)
     call.shared_aliases = True      # (the kernel writes the refs through its inputs)
-    values = call(*[r[...] for r in order])
+    values = call(*[x[None] for x in scalars], *[r[...] for r in order])
     for i, v in zip(outs, values):
         order[i][...] = v
+
+
+def _scalars_from_smem(scalars, smem_refs):
+    """The scalars the body closes over are read from their SMEM refs of shape (1,),
+    the kernel's first operands, as JAX passes them (pass_scalars_as_refs): the kernel's
+    trace takes each ref's element 0 for the outer value wherever the body uses it."""
+    trace = current_trace()
+    for outer, ref in zip(scalars, smem_refs):
+        # (seeded into the trace's capture table: a use of `outer` is this value)
+        trace._captured_ids[id(outer)] = (outer, trace.to_tracer(ref[0]))
 
 
 # (JAX's lowering of pl.kernel refuses them so; its interpret mode ignores them)
@@ -258,8 +277,12 @@ def kernel_on_refs(body, out_type, mesh, refs, *, scratch_types, name, **params)
 
     axis = next(iter(dict(getattr(mesh, "shape", {}) or {"core": 1})))
     # (the first trace: which refs the body writes; out_type's refs are its arguments)
-    order, written = _find_refs(lambda o, sc: call_body(refs, o, sc), axis,
-                                (outs, scratch_types), kname)
+    order, written, scalars = _find_refs(lambda o, sc: call_body(refs, o, sc), axis,
+                                         (outs, scratch_types), kname)
+    if scalars:
+        raise NotImplementedError(f"pl.kernel {kname} given refs closes over scalars "
+                                  f"{[aval_of_value(c).str_short() for c in scalars]}: "
+                                  f"mjax does not support it (pass them as inputs)")
     wrote = {id(r) for r, w in zip(order, written) if w}
     changed = [i for i, r in enumerate(refs) if id(r) in wrote]
     n_in, n_out = len(refs), len(outs)
