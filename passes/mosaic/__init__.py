@@ -10,3 +10,4 @@ module into the `tpu_custom_call` libtpu compiles.
 """
 from mjax.passes.mosaic import (control_flow, elementwise, gather, memory,  # noqa: F401
                                 random, reductions, state, structural, unsupported)
+from mjax.passes.mosaic import mxu  # noqa: F401  (explicit MXU matmul ops)

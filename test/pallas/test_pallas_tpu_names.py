@@ -22,8 +22,9 @@ from jaxlib.mlir import ir  # noqa: E402
 from mjax.dialect.context import context  # noqa: E402
 from mjax.experimental.pallas import tpu_info as mjax_tpu_info  # noqa: E402
 
-from test_mosaic_differential import (ON_TPU, assert_same_mosaic, cpu_as_v5e,  # noqa: E402
-                                      custom_calls, decode, jax_tpu_text)
+from test_mosaic_differential import (ON_TPU, assert_compiled_as_jax,  # noqa: E402
+                                      assert_same_mosaic, cpu_as_v5e, custom_calls,
+                                      decode, jax_tpu_text, tpu_mosaic)
 
 LIBS = {"jax": (jax, jpl, jpltpu), "mjax": (mjax, pl, pltpu)}
 SHAPE = (16, 128)
@@ -220,3 +221,99 @@ def test_get_global_refused_as_jax():
         jax.jit(_global_kernel(jax, jpl, jpltpu, interpret=True))(_x())
     with pytest.raises(NotImplementedError, match="get_global"):
         mjax.jit(_global_kernel(mjax, pl, pltpu, interpret=True))(_x())
+
+
+# -- pltpu.matmul_push_rhs / matmul_acc_lhs / matmul_pop -------------------------------
+
+def mxu_f32(J, P, T, **kw):
+    """Stage b transposed, accumulate a @ b.T twice (loading it once), pop in f32."""
+    def k(a_ref, b_ref, o_ref):
+        T.matmul_push_rhs(b_ref[...], 0, 0, transpose=True)
+        T.matmul_acc_lhs(0, a_ref[...], 0, load_staged_rhs=0)
+        T.matmul_acc_lhs(0, a_ref[...], 0)
+        o_ref[...] = T.matmul_pop(0, (128, 256), np.float32, 0)
+    f = P.pallas_call(k, out_shape=J.ShapeDtypeStruct((128, 256), np.float32), **kw)
+    return f, [((128, 256), np.float32), ((256, 256), np.float32)]
+
+
+def mxu_bf16_two_units(J, P, T, **kw):
+    """bf16 operands on MXUs 0 and 1, staging register 1, accumulator slices 0 and 64,
+    inside a grid over row blocks."""
+    def k(a_ref, b_ref, o_ref, p_ref):
+        T.matmul_push_rhs(b_ref[...], 1, 0)
+        T.matmul_push_rhs(b_ref[...], 0, 1, transpose=False)
+        T.matmul_acc_lhs(0, a_ref[...], 0, load_staged_rhs=1)
+        T.matmul_acc_lhs(64, a_ref[...], 1, load_staged_rhs=0)
+        o_ref[...] = T.matmul_pop(0, (64, 256), np.float32, 0)
+        p_ref[...] = T.matmul_pop(64, (64, 256), np.float32, 1)
+    out = J.ShapeDtypeStruct((128, 256), np.float32)
+    f = P.pallas_call(k, out_shape=(out, out), grid=(2,),
+                      in_specs=[P.BlockSpec((64, 256), lambda i: (i, 0)),
+                                P.BlockSpec((256, 256), lambda i: (0, 0))],
+                      out_specs=[P.BlockSpec((64, 256), lambda i: (i, 0))] * 2, **kw)
+    return f, [((128, 256), jax.numpy.bfloat16), ((256, 256), jax.numpy.bfloat16)]
+
+
+def mxu_int8(J, P, T, **kw):
+    """int8 operands, an int32 accumulator."""
+    def k(a_ref, b_ref, o_ref):
+        T.matmul_push_rhs(b_ref[...], 0, 0)
+        T.matmul_acc_lhs(0, a_ref[...], 0, load_staged_rhs=0)
+        o_ref[...] = T.matmul_pop(0, (32, 256), np.int32, 0)
+    f = P.pallas_call(k, out_shape=J.ShapeDtypeStruct((32, 256), np.int32), **kw)
+    return f, [((32, 256), np.int8), ((256, 256), np.int8)]
+
+
+MXU = {k.__name__: k for k in (mxu_f32, mxu_bf16_two_units, mxu_int8)}
+
+
+@pytest.mark.parametrize("name", MXU)
+def test_mxu_mosaic_matches_jax(name):
+    """JAX 0.10.2 lowers the explicit MXU ops for the TPU: mjax gives its module."""
+    jf, shapes = MXU[name](jax, jpl, jpltpu)
+    mf, _ = MXU[name](mjax, pl, pltpu)
+    jconfig, jbody = tpu_mosaic(jax, jf, shapes, v5e=True)
+    mconfig, mbody = tpu_mosaic(mjax, mf, shapes, v5e=True)
+    assert mconfig == jconfig
+    assert_same_mosaic(jbody, mbody)
+    for op in ("tpu.matmul_push_rhs", "tpu.matmul_acc_lhs", "tpu.matmul_pop"):
+        assert op in mbody
+
+
+def _args(shapes):
+    rng = np.random.default_rng(1)
+    return [rng.integers(-3, 4, s).astype(d) for s, d in shapes]
+
+
+@pytest.mark.parametrize("name", MXU)
+def test_mxu_compiled_as_jax(name):
+    """Compiled (not interpreted): on the chip mjax's outputs are JAX's bit for bit;
+    off it both refuse with JAX's ValueError."""
+    jf, shapes = MXU[name](jax, jpl, jpltpu)
+    mf, _ = MXU[name](mjax, pl, pltpu)
+    assert_compiled_as_jax(jax.jit(jf), mjax.jit(mf), _args(shapes))
+
+
+@pytest.mark.parametrize("interpret", ["tpu", "plain"])
+def test_mxu_interpret_mode_refused_as_jax(interpret):
+    """Neither library's interpreter models the MXU: both raise NotImplementedError."""
+    for J, P, T in (LIBS["jax"], LIBS["mjax"]):
+        mode = T.InterpretParams() if interpret == "tpu" else True
+        f, shapes = mxu_f32(J, P, T, interpret=mode)
+        with pytest.raises(NotImplementedError, match="matmul_push_rhs"):
+            J.jit(f)(*_args(shapes))
+
+
+def test_mxu_errors_as_jax():
+    a = np.ones((8, 256), np.float32)
+    for J, P, T in (LIBS["jax"], LIBS["mjax"]):
+        with pytest.raises(TypeError, match="load_staged_rhs must be an integer or None"):
+            T.matmul_acc_lhs(0, a, 0, load_staged_rhs=True)
+        with pytest.raises(ValueError, match="Only float32 and int32 accumulators are "
+                                             "supported, got bfloat16"):
+            J.jit(lambda: T.matmul_pop(0, (8, 128), J.numpy.bfloat16, 0))()
+        for call in (lambda: T.matmul_push_rhs(a, 0, 0),
+                     lambda: T.matmul_acc_lhs(0, a, 0),
+                     lambda: T.matmul_pop(0, (8, 128), np.float32, 0)):
+            with pytest.raises(NotImplementedError, match="Evaluation rule for 'matmul_"):
+                call()

@@ -46,6 +46,7 @@ from mjax.experimental.pallas.pipeline_allocations import (BufferType, BufferedR
 from mjax.experimental.pallas.tpu_info import (ChipVersion, TpuInfo, get_tpu_info,
                                                get_tpu_info_for_chip, is_tpu_device)
 from mjax.experimental.pallas.ref import ReshapedRef, as_ref
+from mjax.experimental.pallas.tpu_mxu import matmul_acc_lhs, matmul_pop, matmul_push_rhs
 from mjax.experimental.pallas.tpu_packing import (einshape, pack_elementwise,
                                                   stochastic_round, unpack_elementwise)
 from mjax.arrays.placement import devices as devices_
@@ -452,9 +453,6 @@ def create_tensorcore_mesh(axis_name: str, devices=None, num_cores: int | None =
         num_cores = int(getattr(device, "num_cores", 1) or 1)
     return TensorCoreMesh(np.array([TensorCore(i) for i in range(num_cores)]),
                           [axis_name])
-matmul_push_rhs = _not_supported("matmul_push_rhs", "explicit MXU operations")
-matmul_acc_lhs = _not_supported("matmul_acc_lhs", "explicit MXU operations")
-matmul_pop = _not_supported("matmul_pop", "explicit MXU operations")
 
 
 class LoweringException(Exception):
