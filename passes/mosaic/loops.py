@@ -2,7 +2,8 @@
 lowered to Mosaic: JAX's scan and while_loop move a carry the body returns unchanged to
 the loop's constants when they trace it (a while's only where its cond does not read it),
 and pallas_call DCEs the kernel's jaxpr, whose scan rule drops the carries nothing reads
-(to a fixpoint: a carry stays while a kept one's body reads it). mjax's frontend keeps
+(to a fixpoint: a carry stays while a kept one's body reads it) and drops the conds
+with no result read and no effect (an empty pl.when). mjax's frontend keeps
 them, so the kernel's loops are rewritten here, in the kernel path only (mjax's StableHLO
 of ordinary programs keeps its loops as they were traced).
 
@@ -39,6 +40,7 @@ def simplify_kernel_loops(kernel: ir.Operation, keep_inside=()) -> None:
     while changed:      # (one scan at a time: a rewrite may erase the scans inside it)
         remove_dead_ops(kernel, keep_inside=keep_inside)
         changed = any(_dce_scan(op, keep_inside) for op in _dce_scans(kernel))
+        changed |= _drop_dead_conds(kernel)
 
 
 def _loops(root) -> list[ir.Operation]:
@@ -53,19 +55,36 @@ def _loops(root) -> list[ir.Operation]:
     return found
 
 
-def _dce_scans(root) -> list[ir.Operation]:
-    """The scans JAX's DCE reaches, outer ones first: those of the kernel and of the
-    bodies of scans and conds (JAX has no DCE rule for while, run_scoped, ...)."""
+def _dce_scans(root, names=(_SCAN,)) -> list[ir.Operation]:
+    """The scans (ops named in `names`) JAX's DCE reaches, outer ones first: those of the
+    kernel and of the bodies of scans and conds (JAX has no DCE rule for while,
+    run_scoped, ...)."""
     found = []
     for region in root.regions:
         for block in region.blocks:
             for op in block.operations:
                 op = op.operation
-                if op.name == _SCAN:
+                if op.name in names:
                     found.append(op)
                 if op.name in (_SCAN, _COND):
-                    found.extend(_dce_scans(op))
+                    found.extend(_dce_scans(op, names))
     return found
+
+
+def _drop_dead_conds(root) -> bool:
+    """Erases the conds JAX's DCE drops: no result read and no effect in a branch (an
+    empty pl.when, as emit_pipeline's write-back phase of an input); whether any was.
+    (remove_dead_ops keeps ops without results.)"""
+    dead = False
+    for op in reversed(_dce_scans(root, (_COND,))):     # (inner ones first)
+        if _unused_results(op) and not has_effects(op):
+            op.erase()
+            dead = True
+    return dead
+
+
+def _unused_results(op) -> bool:
+    return all(_unused(r) for r in op.results)
 
 
 def _rebuild(op, operands, params, keep_results, block_args, yields) -> ir.Operation:

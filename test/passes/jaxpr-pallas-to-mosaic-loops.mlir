@@ -1,6 +1,7 @@
 // --jaxpr-pallas-to-mosaic: a kernel's loops carry what JAX's do (passes/mosaic/loops.py):
 // a carry the body returns unchanged becomes a loop constant, a carry nothing reads is
-// dropped with what computed it (a fori index only its increment reads too).
+// dropped with what computed it (a fori index only its increment reads too), and so is
+// a cond nothing reads that has no effects.
 // RUN: mjax-opt %s --jaxpr-pallas-to-mosaic=dump-mosaic=1 -o %t 2>&1 | filecheck %s
 
 // Carries (i, a, b, c): b is forwarded, c is never read; a reads b. Mosaic: one
@@ -38,6 +39,53 @@ func.func private @zero_map() -> (tensor<i32>, tensor<i32>) {
 }
 func.func @loops(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
   %0 = "jaxpr.pallas_call"(%x) {callee = @loops_kernel, name = "loops_kernel", grid = array<i64>,
+      in_specs = [{block_shape = array<i64: 8, 128>, index_map = @zero_map}],
+      out_specs = [{block_shape = array<i64: 8, 128>, index_map = @zero_map}],
+      interpret = false} : (tensor<8x128xf32>) -> tensor<8x128xf32>
+  return %0 : tensor<8x128xf32>
+}
+
+// A cond nothing reads and without effects (an empty pl.when, as emit_pipeline's
+// write-back phase of an input) goes, as JAX's DCE drops it; a cond that stores stays.
+// CHECK-LABEL: Mosaic module for @conds_kernel
+// CHECK:         scf.for
+// CHECK:           scf.if %{{.*}} {
+// CHECK-NEXT:        arith.constant 0 : index
+// CHECK:             tpu.vector_store %arg1
+// CHECK-NOT:       scf.if
+// CHECK-NOT:       arith.muli
+// CHECK:         return
+func.func private @conds_kernel(%arg0: memref<8x128xf32>, %arg1: memref<8x128xf32>) {
+  %c0 = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %r = "jaxpr.scan"(%arg0, %arg1, %c0) ({
+  ^bb0(%x: memref<8x128xf32>, %o: memref<8x128xf32>, %i: tensor<i32>):
+    %one = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+    %i1 = "jaxpr.add"(%i, %one) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+    "jaxpr.cond"(%i, %i) ({
+    ^bb0(%j: tensor<i32>):
+      "jaxpr.yield"() : () -> ()
+    }, {
+    ^bb0(%j: tensor<i32>):
+      %two = "jaxpr.constant"() {value = dense<2> : tensor<i32>} : () -> tensor<i32>
+      %m = "jaxpr.mul"(%j, %two) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+      "jaxpr.yield"() : () -> ()
+    }) : (tensor<i32>, tensor<i32>) -> ()
+    "jaxpr.cond"(%i, %x, %o) ({
+    ^bb0(%a: memref<8x128xf32>, %b: memref<8x128xf32>):
+      "jaxpr.yield"() : () -> ()
+    }, {
+    ^bb0(%a: memref<8x128xf32>, %b: memref<8x128xf32>):
+      %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+      %v = "jaxpr.ref_get"(%a, %z, %z) {sizes = array<i64: 8, 128>, squeezed = array<i64>} : (memref<8x128xf32>, tensor<i32>, tensor<i32>) -> tensor<8x128xf32>
+      %s = "jaxpr.ref_swap"(%b, %v, %z, %z) {sizes = array<i64: 8, 128>, squeezed = array<i64>} : (memref<8x128xf32>, tensor<8x128xf32>, tensor<i32>, tensor<i32>) -> tensor<8x128xf32>
+      "jaxpr.yield"() : () -> ()
+    }) : (tensor<i32>, memref<8x128xf32>, memref<8x128xf32>) -> ()
+    "jaxpr.yield"(%i1) : (tensor<i32>) -> ()
+  }) {length = 4 : i64, num_carry = 1 : i64, num_consts = 2 : i64, reverse = false, unroll = 1 : i64} : (memref<8x128xf32>, memref<8x128xf32>, tensor<i32>) -> tensor<i32>
+  return
+}
+func.func @conds(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %0 = "jaxpr.pallas_call"(%x) {callee = @conds_kernel, name = "conds_kernel", grid = array<i64>,
       in_specs = [{block_shape = array<i64: 8, 128>, index_map = @zero_map}],
       out_specs = [{block_shape = array<i64: 8, 128>, index_map = @zero_map}],
       interpret = false} : (tensor<8x128xf32>) -> tensor<8x128xf32>
