@@ -317,3 +317,25 @@ def test_mxu_errors_as_jax():
                      lambda: T.matmul_pop(0, (8, 128), np.float32, 0)):
             with pytest.raises(NotImplementedError, match="Evaluation rule for 'matmul_"):
                 call()
+
+
+def _several_cores(J, T, fn):
+    got = []
+
+    def body(xi):
+        got.append(T.run_on_first_core("c")(fn))
+        return xi
+    J.make_jaxpr(J.vmap(body, axis_name="c"))(np.zeros(2, np.float32))
+    return got
+
+
+def test_run_on_first_core_of_several_cores_as_jax():
+    """On an axis of two (a vmap's: mjax's meshes have one core) the function is traced
+    once as a cond's branch (on axis_index == 0) and the decorator gives None; a function
+    returning a value is the cond's TypeError (its other branch gives None), as JAX's."""
+    for J, T in ((jax, jpltpu), (mjax, pltpu)):
+        calls = []
+        assert _several_cores(J, T, lambda: calls.append(1)) == [None]
+        assert calls == [1]
+        with pytest.raises(TypeError):
+            _several_cores(J, T, lambda: np.float32(7))

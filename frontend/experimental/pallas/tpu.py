@@ -28,7 +28,6 @@ from mjax.dialect.ops import pallas_tpu as PT
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.experimental.pallas import core as _pl_core
 from mjax.experimental.pallas.pallas_call import tpu_interpret_mode as _interpret_mode
-from mjax.experimental.pallas import helpers as _pl_helpers
 from mjax.experimental.pallas import primitives as _p
 from mjax.experimental.pallas.ref import Ref
 from mjax.experimental.pallas.core import ANY, GridSpec, MemoryRef, no_block_spec
@@ -415,7 +414,7 @@ def run_on_first_core(core_axis_name: str):
         return lambda f: f()
 
     def decorate(f):
-        _pl_helpers.when(lax.axis_index(core_axis_name) == 0)(f)
+        _p.when(lax.axis_index(core_axis_name) == 0)(f)
     return decorate
 @dataclasses.dataclass(frozen=True)
 class TensorCore:
