@@ -19,14 +19,11 @@ from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
 from jax._src.pallas.mosaic import tpu_info as jax_tpu_info  # noqa: E402
 
 import mjax  # noqa: E402
-from jaxlib.mlir import ir  # noqa: E402
-from mjax.dialect.context import context  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
-from mjax.experimental.pallas import tpu_info as mjax_tpu_info  # noqa: E402
 
 from test_mosaic_differential import (ON_TPU, assert_same_mosaic, cpu_as_v5e,  # noqa: E402
-                                      custom_calls, decode, jax_tpu_text)
+                                      jax_tpu_text, tpu_mosaic)
 
 SHAPE = (16, 128)
 LIBS = {"jax": (jax, jpl, jpltpu), "mjax": (mjax, pl, pltpu)}
@@ -202,16 +199,7 @@ def _mosaic(lib: str, name: str) -> tuple[str, str]:
     its refs' allocations)."""
     J, P, T = LIBS[lib]
     f, _ = KERNELS[name](J, P, T)
-    avals = [J.ShapeDtypeStruct(SHAPE, np.float32)]
-    with cpu_as_v5e(jax_tpu_info if J is jax else mjax_tpu_info):
-        text = (jax_tpu_text(f, avals) if J is jax else
-                mjax.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text())
-    with context(), ir.Location.unknown():
-        module = ir.Module.parse(text)          # (held: its ops die with it)
-        calls = [c for c in custom_calls(module)
-                 if "tpu_custom_call" in str(c.attributes["call_target_name"])]
-        assert len(calls) == 1
-        return decode(calls[0])
+    return tpu_mosaic(J, f, [(SHAPE, np.float32)], v5e=True)
 
 
 @pytest.mark.parametrize("name", KERNELS)

@@ -158,7 +158,9 @@ def tpu_mosaic(J, f, shapes, v5e=False) -> tuple[str, str]:
                 J.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text())
     with context(), ir.Location.unknown():
         module = ir.Module.parse(text)      # (held: its ops die with it)
-        (call,) = custom_calls(module)
+        # (JAX's module may have other custom calls: allocations of refs a kernel uses)
+        (call,) = [c for c in custom_calls(module)
+                   if str(c.attributes["call_target_name"]) == '"tpu_custom_call"']
         return decode(call)
 
 

@@ -18,13 +18,9 @@ import mjax  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 
-from jaxlib.mlir import ir  # noqa: E402
-from mjax.dialect.context import context  # noqa: E402
-from mjax.experimental.pallas import tpu_info as mjax_tpu_info  # noqa: E402
 
 from test_mosaic_differential import (ON_TPU, assert_compiled_as_jax,  # noqa: E402
-                                      assert_same_mosaic, cpu_as_v5e, custom_calls,
-                                      decode, jax_tpu_text, tpu_mosaic)
+                                      assert_same_mosaic, cpu_as_v5e, tpu_mosaic)
 
 LIBS = {"jax": (jax, jpl, jpltpu), "mjax": (mjax, pl, pltpu)}
 SHAPE = (16, 128)
@@ -63,26 +59,11 @@ def test_run_on_first_core_mosaic_matches_jax():
     for lib in ("jax", "mjax"):
         J, P, T = LIBS[lib]
         f, seen = first_core(J, P, T)
-        avals = [J.ShapeDtypeStruct(SHAPE, np.float32)]
-        info = jax_tpu_info if J is jax else mjax_tpu_info
-        with cpu_as_v5e(info):
-            got.append(_kernel_of(J, f, avals))
+        got.append(tpu_mosaic(J, f, [(SHAPE, np.float32)], v5e=True))
         assert seen and set(seen) == {5}   # (one core: the function's own result)
     (jconfig, jbody), (mconfig, mbody) = got
     assert mconfig == jconfig
     assert_same_mosaic(jbody, mbody)
-
-
-def _kernel_of(J, f, avals):
-    """(attributes, Mosaic) of the one tpu_custom_call of f lowered for the TPU."""
-    text = (jax_tpu_text(f, avals) if J is jax else
-            mjax.jit(f).trace(*avals).lower(lowering_platforms=("tpu",)).as_text())
-    with context(), ir.Location.unknown():
-        module = ir.Module.parse(text)          # (held: its ops die with it)
-        calls = [c for c in custom_calls(module)
-                 if "tpu_custom_call" in str(c.attributes["call_target_name"])]
-        assert len(calls) == 1
-        return decode(calls[0])
 
 
 def test_run_on_first_core_values_match_jax_and_numpy():
