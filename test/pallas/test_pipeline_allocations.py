@@ -19,8 +19,9 @@ from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 
-from test_mosaic_differential import (_cpu_as_v5e, assert_compiled_as_jax,  # noqa: E402
-                                      assert_same_mosaic, tpu_mosaic)
+from test_mosaic_differential import (assert_compiled_as_jax, assert_same_mosaic,  # noqa: E402
+                                      tpu_mosaic)
+from test_pipeline_mosaic import assert_interpreted_as_jax  # noqa: E402
 
 
 def corpus(J, pl, pltpu) -> dict:
@@ -178,17 +179,8 @@ def _args(name):
 
 @pytest.mark.parametrize("name", sorted(JAX_KERNELS))
 def test_allocations_values_match_jax_and_numpy(name):
-    args = _args(name)
-    with _cpu_as_v5e(), jpltpu.force_tpu_interpret_mode():
-        want = [np.asarray(w) for w in jax.tree.leaves(JAX_KERNELS[name][0](*args))]
-    with pltpu.force_tpu_interpret_mode():
-        got = [np.asarray(g) for g in mjax.tree.leaves(MJAX_KERNELS[name][0](*args))]
-    ref = MJAX_KERNELS[name][2](*args)
-    ref = list(ref) if isinstance(ref, tuple) else [ref]
-    assert len(got) == len(want) == len(ref)
-    for g, w, r in zip(got, want, ref):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-4)
-        np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-3)
+    assert_interpreted_as_jax(JAX_KERNELS[name][0], MJAX_KERNELS[name][0],
+                              MJAX_KERNELS[name][2], _args(name))
 
 
 @pytest.mark.parametrize("name", sorted(JAX_KERNELS))

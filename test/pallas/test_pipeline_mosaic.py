@@ -67,19 +67,25 @@ def _args(name):
     return args
 
 
-@pytest.mark.parametrize("name", sorted(JAX_KERNELS))
-def test_pipeline_values_match_jax_and_numpy(name):
-    args = _args(name)
+def assert_interpreted_as_jax(jax_f, mjax_f, reference, args) -> None:
+    """In both libraries' TPU interpret mode (JAX's pipeline asks the chip's tiling: the
+    CPU answers as a v5e), mjax's outputs are JAX's and the NumPy reference's."""
     with _cpu_as_v5e(), jpltpu.force_tpu_interpret_mode():
-        want = [np.asarray(w) for w in jax.tree.leaves(JAX_KERNELS[name][0](*args))]
+        want = [np.asarray(w) for w in jax.tree.leaves(jax_f(*args))]
     with pltpu.force_tpu_interpret_mode():
-        got = [np.asarray(g) for g in mjax.tree.leaves(MJAX_KERNELS[name][0](*args))]
-    ref = MJAX_KERNELS[name][2](*args)
+        got = [np.asarray(g) for g in mjax.tree.leaves(mjax_f(*args))]
+    ref = reference(*args)
     ref = list(ref) if isinstance(ref, tuple) else [ref]
     assert len(got) == len(want) == len(ref)
     for g, w, r in zip(got, want, ref):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-4)
         np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", sorted(JAX_KERNELS))
+def test_pipeline_values_match_jax_and_numpy(name):
+    assert_interpreted_as_jax(JAX_KERNELS[name][0], MJAX_KERNELS[name][0],
+                              MJAX_KERNELS[name][2], _args(name))
 
 
 @pytest.mark.parametrize("name", sorted(JAX_KERNELS))
