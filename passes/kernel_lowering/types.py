@@ -12,13 +12,14 @@ from jaxlib.mlir import ir
 
 from mjax.dialect import attributes as A
 from mjax.dialect.core import JaxprOp
+from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.types import aval_of
 
 _FLOATS = {"float16": ir.F16Type, "bfloat16": ir.BF16Type, "float32": ir.F32Type,
            "float64": ir.F64Type, "float8_e4m3fn": ir.Float8E4M3FNType,
            "float8_e5m2": ir.Float8E5M2Type, "float8_e4m3b11fnuz": ir.Float8E4M3B11FNUZType}
-# ml_dtypes' sub-byte integers (numpy kind "V"): their width and signedness
-_NARROW_INTS = {"int4": (4, "i"), "uint4": (4, "u"), "int2": (2, "i"), "uint2": (2, "u")}
+# ml_dtypes' sub-byte integers (numpy kind "V"): their signedness (widths: bitwidth)
+_NARROW_INTS = {"int4": "i", "uint4": "u", "int2": "i", "uint2": "u"}
 
 
 def element_type(dtype, error: type[Exception], backend: str,
@@ -30,7 +31,7 @@ def element_type(dtype, error: type[Exception], backend: str,
     if dt == np.bool_:
         return ir.IntegerType.get_signless(1)
     if dt.kind in "iu" or (narrow and dt.name in _NARROW_INTS):
-        return ir.IntegerType.get_signless(bits(dt))
+        return ir.IntegerType.get_signless(bitwidth(dt))
     if dt.name in _FLOATS:
         return _FLOATS[dt.name].get()
     raise error(f"the {backend} lowering does not support dtype {dt.name}")
@@ -44,13 +45,7 @@ def is_float(dtype) -> bool:
 def kind(dtype) -> str:
     """NumPy's kind letter, with ml_dtypes' sub-byte integers as "i"/"u"."""
     dt = np.dtype(dtype)
-    return _NARROW_INTS[dt.name][1] if dt.name in _NARROW_INTS else dt.kind
-
-
-def bits(dtype) -> int:
-    """The element's width in bits (int4: 4; JAX's dtypes.itemsize_bits)."""
-    dt = np.dtype(dtype)
-    return _NARROW_INTS[dt.name][0] if dt.name in _NARROW_INTS else dt.itemsize * 8
+    return _NARROW_INTS.get(dt.name, dt.kind)
 
 
 def is_unsigned(dtype) -> bool:

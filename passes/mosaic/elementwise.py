@@ -13,11 +13,12 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import arith, math as math_d, vector
 from jaxlib.mosaic.python import tpu
 
+from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.ops import elementwise as E
 from mjax.dialect.ops import pallas_tpu_packing as PK
 from mjax.dialect.ops import structural as St
 from mjax.passes.kernel_lowering.arith import ARITH_BINARY, op_for_dtype
-from mjax.passes.kernel_lowering.types import bits, kind
+from mjax.passes.kernel_lowering.types import kind
 from mjax.passes.kernel_lowering.unsupported import state_unsupported
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.rules.ad_util import IMPLICIT_BROADCAST
@@ -284,7 +285,7 @@ def convert(x: ir.Value, src, dst, shape=()) -> ir.Value:
     if src == dst:
         return x
     out = vtype(shape, dst)
-    sbits, dbits = bits(src), bits(dst)
+    sbits, dbits = bitwidth(src), bitwidth(dst)
     sk, dk = kind(src), kind(dst)       # (int4/uint4: "i"/"u", 4 bits)
     if dst == np.bool_:
         if is_float(src):
@@ -324,7 +325,7 @@ def _convert_element_type(kl, op, x, *, new_dtype, **params):
 @MOSAIC.register(St.BitcastConvertTypeOp)
 def _bitcast_convert_type(kl, op, x, *, new_dtype, **params):
     a, out = avals_in(op)[0], aval_out(op)
-    if bits(a.dtype) != bits(new_dtype):
+    if bitwidth(a.dtype) != bitwidth(new_dtype):
         raise MosaicLoweringError(f"bitcast_convert_type between widths ({a.dtype} -> "
                                   f"{new_dtype}) is not supported")
     x = kl.value(x, a.dtype)
