@@ -650,6 +650,8 @@ PRNG_OPS = (PrngSeedOp, PrngRandomBitsOp)
 DMA_OPS = (DmaStartOp, DmaWaitOp)
 SEMAPHORE_OPS = (SemaphoreSignalOp, SemaphoreWaitOp, SemaphoreReadOp)
 
-__all__ = ["DMA_OPS", "DYNAMIC_SIZE", "GetBarrierSemaphoreOp", "VIEW_START", "n_dynamic", "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "PRNG_OPS", "PrngRandomBitsOp", "PrngSeedOp", "RollOp", "TpuBitcastOp",
-           "RunScopedOp", "SEMAPHORE_OPS",
-           "SemaphoreOp", "fold_view", "view_levels", "SemaphoreReadOp", "SemaphoreSignalOp", "SemaphoreWaitOp"]
+__all__ = ["DMA_OPS", "DYNAMIC_SIZE", "GetBarrierSemaphoreOp", "VIEW_START", "n_dynamic",
+           "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "PRNG_OPS", "PrngRandomBitsOp",
+           "PrngSeedOp", "RollOp", "TpuBitcastOp", "RunScopedOp", "SEMAPHORE_OPS",
+           "SemaphoreOp", "fold_view", "view_levels", "SemaphoreReadOp",
+           "SemaphoreSignalOp", "SemaphoreWaitOp"]

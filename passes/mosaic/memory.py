@@ -204,8 +204,8 @@ def _dma_wait(kl, op, *operands, sizes, squeezed=(), levels=(), has_src=False,
         None if x is None else lowered[x] if isinstance(x, ir.Value) else
         [lowered[v] for v in x] if not x or isinstance(x[0], ir.Value) else
         [[lowered[v] for v in y] for y in x]
-        for x in PT.DmaWaitOp.layout(list(op.operands)[:len(operands)], levels, has_src, src_levels,
-                                     sizes, src_sizes, sem_levels))
+        for x in PT.DmaWaitOp.layout(list(op.operands)[:len(operands)], levels, has_src,
+                                     src_levels, sizes, src_sizes, sem_levels))
     src_starts, starts, idx = _literals(kl, [src_starts, starts, idx],
                                         [src_squeezed, squeezed,
                                          sem_squeezed if sem_levels else None])

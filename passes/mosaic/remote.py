@@ -1,7 +1,8 @@
 """Mosaic lowering of what names other devices in a Pallas TPU kernel traced inside a
 shard_map: `lax.axis_index` of a mesh axis (`tpu.device_id` divided down to the axis),
 the device ids of remote DMAs and semaphore signals (dialect/ops/pallas_tpu.py's
-`device_ids` operands) and the barrier semaphore (`tpu.sem_barrier`), as JAX's Pallas TPU lowering emits them.
+`device_ids` operands) and the barrier semaphore (`tpu.sem_barrier`), as JAX's Pallas TPU
+lowering emits them.
 
 A device named by its mesh coordinates (device_id_type "mesh") is the logical id
 `0 + c0 * stride0 + c1 * stride1 ...` (row-major strides of the pallas_call's

@@ -15,8 +15,9 @@ the steps before and after it, and the copies and waits each ref needs then:
 
 A block index that does not change between steps skips the copy: the body sees the same
 slot again (an output accumulates in it). An input with lookahead fetches the next blocks
-that change as far ahead as its free slots allow (`Step.fetch_ahead`). Slot counters are u32 loop carries; the ops are
-emitted in the order JAX's pipeline emits them, so Mosaic sees the same kernel.
+that change as far ahead as its free slots allow (`Step.fetch_ahead`). Slot counters
+are u32 loop carries; the ops are emitted in the order JAX's pipeline emits them, so
+Mosaic sees the same kernel.
 JAX: pallas/mosaic/pipeline.py (BufferedRef, Scheduler).
 """
 from __future__ import annotations
