@@ -356,7 +356,7 @@ def _new_runner(fun, params):
         return _make_runner(lambda: fun, *params)
     key = id(fun)
     try:
-        ref = weakref.ref(fun, lambda r: _forget_function(key, r))
+        ref = weakref.ref(fun, _forgetting(key))
     except TypeError:    # (no weak reference to it: a builtin, a ufunc, jnp.sin)
         if not type(fun).__module__.startswith("mjax."):
             return _make_runner(lambda: fun, *params)
@@ -378,12 +378,17 @@ def _itself(x):
     return x
 
 
-def _forget_function(key, ref) -> None:
-    """Drops a dead function's runners (its weakref's callback), unless the table holds
-    another reference there by now."""
-    kept = _RUNNERS.get(key)
-    if kept is not None and kept[0] is ref:
-        del _RUNNERS[key]
+def _forgetting(key):
+    """The callback of a function's weakref: drops the dead function's runners, unless
+    the table holds another reference there by now. (It holds the table itself: at
+    interpreter exit this module's globals may be gone before the function dies.)"""
+    runners = _RUNNERS
+
+    def forget(ref) -> None:
+        kept = runners.get(key)
+        if kept is not None and kept[0] is ref:
+            del runners[key]
+    return forget
 
 
 def _make_runner(fun_of, in_axes, out_axes, axis_name, axis_size):
