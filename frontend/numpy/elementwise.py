@@ -17,6 +17,7 @@ from mjax.specs import dtypes as _dt
 from mjax.lax import prng as _prng
 from mjax.lax.shapes import fresh as _fresh
 from mjax.ad import custom_jvp
+from mjax.tracing.registration import pure_of_avals
 from mjax.tracing.core import Tracer, aval_of_value
 from mjax.dialect import ShapedArray as _ShapedArray
 from mjax.dialect.ops import elementwise as _ops
@@ -56,7 +57,7 @@ def _unary(name, lax_fn, inexact=False, doc=None, keep=None):
     # (Operands that promotion leaves alone: `bind(op, x)`, its cache hit in C; others are
     # converted in one program with the op, as by JAX's jitted ufuncs: arctan(13) rounds so.)
     f = fused_values(f, inexact_direct=True) if inexact else f
-    return f if op is None else fast_op(f, op, keep)
+    return f if op is None else pure_of_avals(fast_op(f, op, keep))
 
 
 def _binary(name, lax_fn, inexact=False, op=None, keep=None):
@@ -73,7 +74,7 @@ def _binary(name, lax_fn, inexact=False, op=None, keep=None):
     # (Arrays of one non-weak aval with a dtype in keep, or such an array and a Python
     # int/float after it: the call is `bind(op, x1, x2)`, whose cache hit eager_fast runs
     # in C when built.)
-    return fast_op(f, op, keep, scalar_learner(name))
+    return pure_of_avals(fast_op(f, op, keep, scalar_learner(name)))
 
 
 _ARITH = KEEP_ANY - {_BOOL}                                 # (+ and * are or/and on bools)
@@ -107,7 +108,7 @@ def _multiply(x1, x2, /):
 
 _multiply.__name__ = "multiply"
 _multiply.__doc__ = "Elementwise multiply (NumPy semantics). JAX: jax.numpy.multiply."
-multiply = fast_op(_multiply, _ops.MulOp, _ARITH, scalar_learner("multiply"))
+multiply = pure_of_avals(fast_op(_multiply, _ops.MulOp, _ARITH, scalar_learner("multiply")))
 true_divide = divide = fused_when_eager(_binary("true_divide", lax.div, inexact=True))
 maximum = _binary("maximum", lax.max, op=_ops.MaxOp, keep=KEEP_ANY)
 minimum = _binary("minimum", lax.min, op=_ops.MinOp, keep=KEEP_ANY)

@@ -13,6 +13,7 @@ import math
 import numpy as _onp
 
 from mjax import lax
+from mjax.tracing.registration import PURE_OF_AVALS, pure_of_avals
 from mjax.tracing.staging import eval_shape
 from mjax.numpy import elementwise, reductions
 from mjax.numpy.conversion import asarray
@@ -334,3 +335,9 @@ logaddexp = ufunc(elementwise.logaddexp, 2, 1, name="logaddexp", identity=-_onp.
 logaddexp2 = ufunc(elementwise.logaddexp2, 2, 1, name="logaddexp2", identity=-_onp.inf,
                    reduce=_logsumexp(2.0))
 negative = ufunc(elementwise.negative, 1, 1, name="negative")
+# (a ufunc calling a function that is pure of its avals is one too: eager vmap keeps its
+# program, mjax.tracing.registration.PURE_OF_AVALS)
+for _u in (add, multiply, subtract, maximum, minimum, bitwise_and, bitwise_or, bitwise_xor):
+    if PURE_OF_AVALS.get(id(_u._func)) is _u._func and _u._call is _u._func:
+        pure_of_avals(_u)
+del _u

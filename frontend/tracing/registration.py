@@ -141,3 +141,18 @@ BIND_PARAMS: dict = {}
 # functions giving the Arrays mjax keeps for itself (mjax.numpy.promotion's cache of Python
 # scalars' constants): jax.live_arrays (mjax.arrays.placement) leaves them out, as JAX has none.
 INTERNAL_ARRAYS: list = []
+
+# id(f) -> f for jnp functions that are pure functions of their arguments' avals: tracing
+# one has no other effect and emits the same program for the same avals, static values
+# and config, whatever the arrays' values (the ufuncs that are one op after promotion:
+# jits in JAX). An eager vmap of one keeps its program per avals (mjax.vmap.batching), as
+# JAX keeps a jitted jnp function's; mjax.numpy.elementwise fills it. (Keyed by id and
+# checked by identity: these live as long as the process; an attribute would be copied
+# onto a user's function by functools.wraps.)
+PURE_OF_AVALS: dict = {}
+
+
+def pure_of_avals(f):
+    """Registers f in PURE_OF_AVALS; returns f."""
+    PURE_OF_AVALS[id(f)] = f
+    return f

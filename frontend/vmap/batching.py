@@ -362,7 +362,7 @@ def _new_runner(fun, params):
             return _make_runner(lambda: fun, *params)
         # (mjax's own functions, jnp.sin an EagerOp, live as long as the process: held)
         ref = functools.partial(_itself, fun)
-    run = _make_runner(ref, *params)
+    run = _make_runner(ref, *params, pure=registration.PURE_OF_AVALS.get(key) is fun)
     kept = _RUNNERS.get(key)
     if kept is None or kept[0]() is not fun:
         if len(_RUNNERS) >= _MAX_FUNCTIONS:
@@ -391,11 +391,14 @@ def _forgetting(key):
     return forget
 
 
-def _make_runner(fun_of, in_axes, out_axes, axis_name, axis_size):
+def _make_runner(fun_of, in_axes, out_axes, axis_name, axis_size, pure=False):
     """The staged function an eager (or traced) call of vmap(fun, ...) runs: it traces
     fun (`fun_of()`: a weak reference, the function being alive while a wrapper of it
     calls this) on one example each call and emits `jaxpr.vmap @fun` (under `staged`: a
-    jit that retraces every call when called outside any trace)."""
+    jit that retraces every call when called outside any trace). `pure`: fun is in
+    registration.PURE_OF_AVALS (jnp.sin): then, with every output mapped, the staged jit
+    keeps its program per avals and static values as any jit does (JAX's jnp.sin is a
+    jit, traced once per avals and batched from its kept jaxpr), its arguments abstract."""
     floats_static = _has_unmapped_output(out_axes)
 
     def vmap_impl(*args, **kwargs):
@@ -490,7 +493,8 @@ def _make_runner(fun_of, in_axes, out_axes, axis_name, axis_size):
         return {i for i, (x, d) in enumerate(zip(leaves, axes))
                 if d is None and _passes_through(x, floats_static)}
 
-    return staged(vmap_impl, concrete_root=True, static_leaves=passed_through)
+    return staged(vmap_impl, concrete_root=not (pure and not floats_static),
+                  static_leaves=passed_through)
 
 
 # ---- the jaxpr.vmap op ----------------------------------------------------------------------
