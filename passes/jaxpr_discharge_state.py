@@ -105,8 +105,8 @@ class Discharge:
             return
         region_rule = DISCHARGE_NESTED.get(cls)
         # (jaxpr.run_scoped holds refs of its own even when no operand is one)
-        if any(is_ref(v) for v in op.operands) or (region_rule is not None
-                                                   and getattr(cls, "holds_refs", False)):
+        if any(is_ref(v) for v in op.operands) or (region_rule is not None and (
+                getattr(cls, "holds_refs", False) or _makes_refs_inside(op))):
             if region_rule is None:
                 raise op_error(op, f"{DISCHARGE.why(cls)} (only ref ops and "
                                    f"jaxpr.while/scan/cond may use refs)")
@@ -122,6 +122,13 @@ class Discharge:
         # (a dynamic grid bound is a value of the enclosing function: not visible in an
         # isolated region, so num_programs of a dynamic axis must be read at top level)
         return Discharge(ip, env, self.grid, None)
+
+
+def _makes_refs_inside(op) -> bool:
+    """Whether a region op with no ref operand makes refs inside (a branch taking a
+    barrier semaphore, a run_scoped): its regions are discharged too."""
+    return bool(len(op.regions)) and any(
+        is_ref(r) for inner in nested_ops(op) for r in inner.results)
 
 
 def _check_no_grid_queries(op):

@@ -73,6 +73,15 @@ TRANSPOSE.unsupported(PallasCallOp, "pallas_call has no reverse mode; wrap the k
 
 I32 = ShapedArray((), np.int32)
 
+# vmap along a shard_map mesh axis of an interpreted call whose kernel names it (its
+# devices may talk to each other): passes/pallas_mesh.py's rule, registered there
+MESH_BATCH: dict = {}
+
+
+def _on_mesh(batcher, p) -> bool:
+    return bool(p.get("interpret") and p.get("mesh_axes") and "rule" in MESH_BATCH
+                and batcher.axis_name in tuple(p["mesh_axes"]))
+
 
 def _fn_after(fns, name: str, in_avals, anchor: ir.Operation):
     return fns.create(fns.fresh_name(name), in_avals, None, anchor)
@@ -118,6 +127,8 @@ def _batched_spec(spec, imap: str, batched: bool) -> dict:
 def _pallas_batch(batcher, op, vals, dims, b):
     fns, size = batcher.fns, batcher.axis_size
     p = dict(op.opview.params)
+    if _on_mesh(batcher, p) and MESH_BATCH["applies"](batcher, op):
+        return MESH_BATCH["rule"](batcher, op, vals, dims, b)
     whole = any(spec.get("memory_space") in ("any", "hbm")
                 for spec in list(p["in_specs"]) + list(p["out_specs"]))
     if any(g < 0 for g in p["grid"]) or p.get("num_scalar_prefetch") or whole:
@@ -298,4 +309,4 @@ def _pallas_jvp(jvp, op, pairs):
 
 JVP_NESTED[PallasCallOp] = _pallas_jvp
 
-__all__ = ["PallasReverseError", "REVERSE_ERROR", "shifted_kernel"]
+__all__ = ["MESH_BATCH", "PallasReverseError", "REVERSE_ERROR", "shifted_kernel"]

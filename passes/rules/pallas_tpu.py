@@ -33,6 +33,7 @@ from mjax.passes.ir_util import reachable_functions
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
 from mjax.passes.rules import hlo as H
+from mjax.passes.rules import pallas_remote as R
 from mjax.passes.rules.sharding import shard_elementwise
 from mjax.passes.rules.state import _bitcast_view, _padded, _read, _unpadded, _write
 from mjax.passes.rules.tables import (BATCH, DISCHARGE_NESTED, JVP, LOWER, SHARD, TRANSPOSE,
@@ -184,13 +185,15 @@ def _view_write(b, x, view, value):
     return _write(b, x, *base, v)
 
 
-def _local_only(op, remote: bool = False) -> None:
-    """Interpret mode runs one device's kernel at a time: a DMA, wait or signal that
-    names another device (or `remote`: an op only devices together use) is refused
-    (JAX runs them with pltpu.InterpretParams)."""
+def _local_only(op, remote: bool = False) -> bool:
+    """Whether the op names another device (or `remote`: an op only devices together
+    use). Discharged for the devices of a shard_map mesh together (passes/pallas_mesh.py)
+    it may; otherwise it is refused (one kernel instance runs by itself)."""
     p = op.opview.params
     if not (remote or int(p.get("device_ids", 0) or 0) or p.get("dummy_device")):
-        return
+        return False
+    if R.current_mesh() is not None:
+        return True
     # (a kernel only a dead function calls, the untransformed original a transformation
     # leaves behind until symbol-dce, is expanded too: its result is never used)
     fn = op.operation.parent
@@ -211,6 +214,26 @@ def _local_only(op, remote: bool = False) -> None:
             f"buffers and semaphores; lower it for the TPU instead")
 
 
+def _device_coords(b, env, op) -> list:
+    """The mesh coordinates of the device the op's device id operands name."""
+    p = op.opview.params
+    n = int(p.get("device_ids", 0) or 0)
+    ids = [_i32(b, env[v]) for v in list(op.operands)[len(op.operands) - n:]]
+    return R.coordinates(b, ids, p["device_id_type"], R.current_mesh())
+
+
+def _sem_take(b, sem, idx, amount):
+    """`sem` after a wait for `amount` at `idx`: subtracted, or (devices in lockstep) the
+    count poisoned where it is too small (the wait would hang)."""
+    if R.current_mesh() is None:
+        return _sem_add(b, sem, idx, b.neg(amount))
+    a = aval_of(sem.type)
+    one = (1,) * a.ndim
+    squeezed = tuple(range(a.ndim))
+    old = _read(b, sem, idx, one, squeezed)
+    return _write(b, sem, idx, one, squeezed, R.lockstep_wait(b, old, amount))
+
+
 def _local_operands(op) -> list:
     """The op's operands before those naming another device."""
     return list(op.operands)[:len(op.operands) - int(op.opview.params.get("device_ids", 0)
@@ -218,7 +241,7 @@ def _local_operands(op) -> list:
 
 
 def _dma_start(d, op):
-    _local_only(op)
+    remote = _local_only(op)
     p = op.opview.params
     env = d.env
     b = d.builder(op)
@@ -231,6 +254,10 @@ def _dma_start(d, op):
     src, dst = env[refs[0]], env[refs[1]]
     views = [(p[f"{e}_view_at"], p[f"{e}_reshape"], p[f"{e}_bitcast"])
              for e in ("src", "dst")]
+    if remote and (views[0][0] >= 0 or views[1][0] >= 0 or dyn[0] or dyn[1]):
+        raise NotImplementedError("a remote DMA of a reshaped or bitcast view or of a "
+                                  "window of traced size in interpret mode is not "
+                                  "supported by mjax")
     if views[0][0] >= 0 or views[1][0] >= 0:
         if dyn[0] or dyn[1]:
             raise NotImplementedError("a DMA between a reshaped or bitcast view and a "
@@ -252,6 +279,11 @@ def _dma_start(d, op):
                  p["src_levels"], dyn[0])
     window = _window(b, refs[1], starts[1], p["dst_sizes"], p["dst_squeezed"],
                      p["dst_levels"], dyn[1])
+    if remote:
+        coords = _device_coords(b, env, op)
+        env[refs[1]] = R.remote_write(b, dst, window, _read(b, src, *sw), coords, p["add"])
+        _signal(b, env, p, refs, starts, coords)
+        return
     if dyn[0] or dyn[1]:
         env[refs[1]] = _bounded_copy(b, src, sw, dst, window, p["add"])
     else:
@@ -262,8 +294,8 @@ def _dma_start(d, op):
     _signal(b, env, p, refs, starts)
 
 
-def _signal(b, env, p, refs, starts) -> None:
-    """A DMA's semaphores signalled (+1)."""
+def _signal(b, env, p, refs, starts, coords=None) -> None:
+    """A DMA's semaphores signalled (+1; dst_sem on the device at `coords` if given)."""
     one = b.constant(np.int32(1))
     for k in range(2, len(refs)):      # dst_sem, then src_sem (the same ref may be both)
         which = "dst" if k == 2 else "src"
@@ -271,7 +303,12 @@ def _signal(b, env, p, refs, starts) -> None:
         if p[f"{which}_sem_levels"]:
             idx = _window(b, refs[k], idx, p[f"{which}_sem_sizes"],
                           p[f"{which}_sem_squeezed"], p[f"{which}_sem_levels"])[0]
-        env[refs[k]] = _sem_add(b, env[refs[k]], idx, one)
+        if k == 2 and coords is not None:
+            nd = aval_of(refs[k].type).ndim
+            env[refs[k]] = R.remote_write(b, env[refs[k]], (idx, (1,) * nd, ()),
+                                          one, coords, add=True)
+        else:
+            env[refs[k]] = _sem_add(b, env[refs[k]], idx, one)
 
 
 def _dma_wait(d, op):
@@ -284,7 +321,7 @@ def _dma_wait(d, op):
     idx = [_i32(b, d.env[s]) for s in idx]
     if p["sem_levels"]:
         idx = _window(b, sem, idx, p["sem_sizes"], p["sem_squeezed"], p["sem_levels"])[0]
-    d.env[sem] = _sem_add(b, d.env[sem], idx, b.constant(np.int32(-1)))
+    d.env[sem] = _sem_take(b, d.env[sem], idx, b.constant(np.int32(1)))
 
 
 def _sem_index(b, d, op, at: int) -> list:
@@ -299,13 +336,20 @@ def _sem_index(b, d, op, at: int) -> list:
 
 def _semaphore(sign):
     def rule(d, op):
-        _local_only(op)
+        remote = _local_only(op)
         b = d.builder(op)
         if sign < 0 and not op.opview.params.get("decrement", True):
             return                        # (waiting alone changes nothing here)
         sem, value = op.operands[0], d.env[op.operands[1]]
         idx = _sem_index(b, d, op, 2)
-        d.env[sem] = _sem_add(b, d.env[sem], idx, value if sign > 0 else b.neg(value))
+        if remote:
+            nd = aval_of(sem.type).ndim
+            d.env[sem] = R.remote_write(b, d.env[sem], (idx, (1,) * nd, ()), value,
+                                        _device_coords(b, d.env, op), add=True)
+        elif sign > 0:
+            d.env[sem] = _sem_add(b, d.env[sem], idx, value)
+        else:
+            d.env[sem] = _sem_take(b, d.env[sem], idx, value)
     return rule
 
 

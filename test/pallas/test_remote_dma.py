@@ -1,7 +1,7 @@
 """Remote DMAs and semaphore signals between devices in Pallas TPU kernels run under
 shard_map (JAX 0.10.2's docs/pallas/tpu/distributed.md): mjax's Mosaic module and
 custom call for the TPU against JAX's (both lowered for the TPU on this CPU's devices),
-and interpret mode's refusal (mjax's interpreter runs one device's kernel at a time)."""
+and interpret mode's refusal outside a shard_map (inside one: test_remote_dma_interpret.py)."""
 from __future__ import annotations
 
 import difflib
@@ -181,25 +181,27 @@ def test_remote_dma_mosaic_matches_jax(name):
         jbody.splitlines(True), mbody.splitlines(True), "jax", "mjax", n=2))
 
 
-@pytest.mark.parametrize("name", ["right_permute", "all_gather", "signal_neighbour",
-                                  "barrier_permute"])
-def test_interpret_mode_refuses_remote_dma(name):
-    maker, mesh_shape, axes, spec, shape = KERNELS[name]
-    P = mjax.sharding.PartitionSpec
-    mesh = mjax.make_mesh(mesh_shape, axes, devices=mjax.devices()[:N])
+def _outside_shard_map(signal):
+    def kernel(x_ref, o_ref, send_sem, recv_sem):
+        if signal:
+            pl.semaphore_signal(pltpu.get_barrier_semaphore())
+        else:
+            pltpu.make_async_remote_copy(x_ref, o_ref, send_sem, recv_sem,
+                                         device_id=(0,)).start()
+    return pl.pallas_call(kernel, out_shape=mjax.ShapeDtypeStruct((8, 128), np.float32),
+                          in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+                          out_specs=pl.BlockSpec(memory_space=pl.ANY),
+                          scratch_shapes=[pltpu.SemaphoreType.DMA] * 2,
+                          interpret=pltpu.InterpretParams())
 
-    def interpreted(*args):
-        kernel = maker(mjax, pl, pltpu, N)
-        with pltpu.force_tpu_interpret_mode():
-            return kernel(*args)
-    out_spec = P(*spec) if name != "all_gather" else P(None, *spec)
-    f = mjax.shard_map(interpreted, mesh=mesh, in_specs=P(*spec), out_specs=out_spec,
-                       check_vma=False)
-    x = np.zeros(shape, np.float32)
+
+@pytest.mark.parametrize("signal", [False, True])
+def test_interpret_mode_refuses_remote_dma_outside_shard_map(signal):
+    # (inside a shard_map they run: test_remote_dma_interpret.py)
     with pytest.raises(NotImplementedError, match=r"in interpret mode \(interpret=True or "
-                                                  r"pltpu.InterpretParams\) is not "
-                                                  r"supported by mjax"):
-        mjax.jit(f)(x)
+                                                  r"pltpu.InterpretParams\) outside a "
+                                                  r"shard_map is not supported by mjax"):
+        mjax.jit(_outside_shard_map(signal))(np.zeros((8, 128), np.float32))
 
 
 def test_device_id_must_match_the_mesh():

@@ -38,13 +38,13 @@ def _device_id_operands(device_id, device_id_type, what: str) -> tuple[list, dic
     each axis of the shard_map mesh the kernel is traced in (MESH; a dict names some
     axes, the others are this device's), or its logical id (LOGICAL). JAX:
     pallas.primitives.device_id_to_logical (whose sum it leaves to the lowering)."""
-    if getattr(current_kernel(what), "interpret", False):
+    if getattr(current_kernel(what), "interpret", False) and not AXIS_ENV.meshes:
+        # (inside a shard_map every device's instance is interpreted together)
         raise NotImplementedError(
             f"{what} to another device in interpret mode (interpret=True or "
-            f"pltpu.InterpretParams) is not supported by mjax: its interpreter runs each "
-            f"device's kernel instance by itself, without the other devices' buffers and "
-            f"semaphores (JAX's TPU interpret mode simulates them); lower the kernel for "
-            f"the TPU instead")
+            f"pltpu.InterpretParams) outside a shard_map is not supported by mjax: "
+            f"interpret mode runs the devices' kernel instances together only for a "
+            f"pallas_call inside the shard_map whose mesh names them")
     kind = DeviceIdType(device_id_type.value if isinstance(device_id_type, DeviceIdType)
                         else device_id_type)
     mesh = AXIS_ENV.meshes[-1] if AXIS_ENV.meshes else ((), ())

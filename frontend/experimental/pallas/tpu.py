@@ -49,6 +49,7 @@ from mjax.experimental.pallas.tpu_mxu import matmul_acc_lhs, matmul_pop, matmul_
 from mjax.experimental.pallas.tpu_packing import (einshape, pack_elementwise,
                                                   stochastic_round, unpack_elementwise)
 from mjax.arrays.placement import devices as devices_
+from mjax.tracing.axis_env import AXIS_ENV
 
 core = _pl_core     # (JAX: pltpu.core is its mosaic core module)
 
@@ -391,15 +392,16 @@ def prng_random_bits(shape):
 
 def get_barrier_semaphore():
     """The kernel's barrier semaphore, shared with the devices it signals (give the
-    pallas_call a CompilerParams(collective_id=...)); lowers for the TPU, interpret mode
-    refuses it. JAX: pltpu.get_barrier_semaphore."""
+    pallas_call a CompilerParams(collective_id=...)); interpret mode runs it inside a
+    shard_map only. JAX: pltpu.get_barrier_semaphore."""
     ctx = _p.current_kernel("get_barrier_semaphore")
-    if getattr(ctx, "interpret", False):
+    if getattr(ctx, "interpret", False) and not AXIS_ENV.meshes:
+        # (inside a shard_map every device's instance is interpreted together)
         raise NotImplementedError(
             "get_barrier_semaphore in interpret mode (interpret=True or "
-            "pltpu.InterpretParams) is not supported by mjax: its interpreter runs each "
-            "device's kernel instance by itself (JAX's TPU interpret mode simulates the "
-            "devices); lower the kernel for the TPU instead")
+            "pltpu.InterpretParams) outside a shard_map is not supported by mjax: "
+            "interpret mode runs the devices' kernel instances together only for a "
+            "pallas_call inside the shard_map whose mesh names them")
     sem = bind(PT.GetBarrierSemaphoreOp)
     ctx.note_memory_spaces([sem], ["barrier_semaphore"])
     return Ref(sem)

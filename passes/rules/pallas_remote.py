@@ -1,0 +1,153 @@
+"""Rules for `jaxpr.remote_update` (dialect/ops/pallas_remote.py): a discharged remote
+DMA or remote semaphore signal of an interpreted Pallas TPU kernel.
+
+Batching along a mesh axis of the op (a shard_map's vmap) stacks every operand along
+it and records the axis as resolved. Inside a branch taken by some devices only (a cond
+whose predicate differs across the axis, a while loop's finished elements: the
+batcher's write mask) only the devices taking it write. Once every mesh axis is
+resolved, the writes of all devices are one scatter over the flattened device axis:
+
+    update of device s -> dst of device t(s) = sum_k coords_k(s) * stride_k, window at
+    starts(s); inactive devices' writes are dropped (their target index is out of range)
+
+`add` scatters with addition (semaphore counts from several devices add up); plain
+writes of several devices to one window race, as on the chip (any one wins).
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+
+import numpy as np
+
+from mjax.dialect.ops.pallas_remote import RemoteUpdateOp
+from mjax.dialect.types import aval_of
+from mjax.passes.rules import batch_util as B
+from mjax.passes.rules.tables import JVP, LOWER, SHARD, TRANSPOSE, TRITON
+
+# (axes, sizes) of the shard_map mesh whose devices' kernel instances are being
+# discharged together (passes/pallas_mesh.py); None: one instance alone
+_MESH: contextvars.ContextVar = contextvars.ContextVar("pallas_mesh", default=None)
+# A count a semaphore wait finds too small is set to this (and stays far below zero):
+# in lockstep nothing later in this step can raise it, so the wait would hang
+POISON = -(1 << 30)
+
+
+@contextlib.contextmanager
+def on_mesh(axes, shape):
+    """Discharges kernels as one instance of many on the mesh (`axes`, `shape`)."""
+    token = _MESH.set((tuple(axes), tuple(int(s) for s in shape)))
+    try:
+        yield
+    finally:
+        _MESH.reset(token)
+
+
+def current_mesh():
+    """(axes, sizes) of the mesh being discharged for, or None."""
+    return _MESH.get()
+
+
+def coordinates(b, ids, device_id_type: str, mesh) -> list:
+    """The target's i32 coordinate along each mesh axis (a logical id unravelled
+    row-major over the mesh, as JAX numbers a shard_map's devices)."""
+    axes, shape = mesh
+    if device_id_type == "logical":
+        (i,) = ids
+        return [b.rem(b.div(i, b.constant(np.int32(math.prod(shape[k + 1:])))),
+                      b.constant(np.int32(shape[k]))) for k in range(len(shape))]
+    if len(ids) != len(shape):
+        raise ValueError(f"Number of device ids must match the number of mesh axes, but "
+                         f"got {len(ids)} ids for a {len(shape)}D mesh.")
+    return list(ids)
+
+
+def remote_write(b, dst, window, value, coords, add: bool = False):
+    """`dst` after `value` (the window's shape less its squeezed dims) is written (added)
+    into `window` = (starts, sizes, squeezed) of the device at `coords`."""
+    starts, sizes, squeezed = window
+    if tuple(aval_of(value.type).shape) != tuple(sizes):
+        value = b.reshape(value, new_sizes=tuple(sizes))
+    axes, shape = current_mesh()
+    active = b.constant(np.array(True))
+    return b.emit(RemoteUpdateOp, dst, value, active, *starts, *coords, axes=axes,
+                  mesh_shape=shape, add=add)[0]
+
+
+def lockstep_wait(b, old, amount):
+    """A wait's new count: `old - amount`, or POISON where `old` is too small."""
+    poison = b.broadcast_in_dim(b.constant(np.int32(POISON)),
+                                shape=aval_of(old.type).shape, broadcast_dimensions=())
+    return b.select_n(b.ge(old, amount), poison, b.sub(old, amount))
+
+
+for _table, _why in (
+        (LOWER, "a write into another device's buffer from an interpreted Pallas kernel "
+                "runs only under the shard_map (vmaps over its mesh axes) the kernel was "
+                "traced in, whose batching makes it a scatter across the devices"),
+        (JVP, "remote DMAs have no derivative (JAX's interpreter has none either)"),
+        (TRANSPOSE, "remote DMAs are not linear functions of the program's inputs"),
+        (SHARD, "it appears only inside interpreted Pallas kernels, which sharding "
+                "propagation does not enter"),
+        (TRITON, "remote DMAs are a TPU feature")):
+    _table.unsupported(RemoteUpdateOp, _why)
+B.uses_named_axes(RemoteUpdateOp)
+
+
+@B.batch_rule(RemoteUpdateOp)
+def _remote_update_batch(b, args, dims, *, axes, mesh_shape, add, resolved=()):
+    if b.axis_name not in axes:
+        raise NotImplementedError(
+            f"vmap (over axis {b.axis_name!r}) of a Pallas kernel with remote DMAs or "
+            f"semaphore signals in interpret mode: only the shard_map's mesh axes "
+            f"{tuple(axes)} may batch it in mjax")
+    k = tuple(axes).index(b.axis_name)
+    vals = [B.bdim_at(b, v, d, 0) for v, d in zip(args, dims)]
+    if b.write_mask is not None:        # (devices not running this branch do not write)
+        act = aval_of(vals[2].type)
+        mask = b.broadcast_in_dim(b.write_mask, shape=act.shape, broadcast_dimensions=(0,))
+        vals[2] = b.emit("and", vals[2], mask)[0]
+    resolved = (k,) + tuple(resolved)
+    if len(resolved) < len(axes):
+        return b.emit(RemoteUpdateOp, *vals, axes=axes, mesh_shape=mesh_shape, add=add,
+                      resolved=resolved), [0]
+    return [_scatter(b, vals, tuple(mesh_shape), add, resolved)], [0]
+
+
+def _scatter(b, vals, mesh_shape, add, resolved):
+    """Every device's write at once (operands stacked along the `resolved` axes)."""
+    dst, update, active, *rest = vals
+    lead = tuple(mesh_shape[k] for k in resolved)
+    n, total = len(lead), math.prod(lead)
+    dshape = aval_of(dst.type).shape[n:]
+    r = len(dshape)
+    starts, coords = rest[:r], rest[r:]
+
+    def flat(x):
+        return b.reshape(x, new_sizes=(total,) + aval_of(x.type).shape[n:])
+
+    def full(v):
+        return b.constant(np.full((total,), v, np.int32))
+    target = full(0)
+    valid = b.constant(np.ones((total,), np.bool_))
+    for pos, k in enumerate(resolved):
+        c = flat(coords[k])
+        target = b.add(target, b.mul(c, full(math.prod(lead[pos + 1:]))))
+        inside = b.emit("and", b.ge(c, full(0)), b.lt(c, full(mesh_shape[k])))[0]
+        valid = b.emit("and", valid, inside)[0]
+    keep = b.emit("and", flat(active), valid)[0]
+    target = b.select_n(keep, full(total), target)      # (out of range: dropped)
+    column = (lambda x: b.reshape(x, new_sizes=(total, 1)))
+    idx = b.concatenate(column(target), *[column(flat(s)) for s in starts], dimension=1)
+    dnums = {"update_window_dims": tuple(range(1, r + 1)), "inserted_window_dims": (0,),
+             "scatter_dims_to_operand_dims": tuple(range(r + 1)),
+             "operand_batching_dims": (), "scatter_indices_batching_dims": ()}
+    scatter = b.scatter_add if add else b.scatter
+    out = scatter(flat(dst), idx, flat(update), dimension_numbers=dnums,
+                  indices_are_sorted=False, unique_indices=False, mode="fill")
+    return b.reshape(out, new_sizes=lead + tuple(dshape))
+
+
+__all__ = ["POISON", "coordinates", "current_mesh", "lockstep_wait", "on_mesh",
+           "remote_write"]

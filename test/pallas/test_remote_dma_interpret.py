@@ -1,0 +1,369 @@
+"""Remote DMAs and semaphore signals between devices of a shard_map in TPU interpret mode
+on CPU devices (passes/pallas_mesh.py: every device's kernel instance runs in lockstep
+in the one batched call). Each kernel's values against JAX 0.10.2's TPU interpreter
+(interpret=pltpu.InterpretParams(), its devices simulated) and NumPy: the guide's
+kernels (test_remote_dma.py's) on 4 and 8 devices and a 2x4 mesh, and JAX's
+tpu_pallas_interpret_distributed_test.py kernels (all-reduce and reduce-scatter rings
+with barrier and capacity semaphores), written again here for both libraries."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import jax  # noqa: E402  (the oracle, from the test extra)
+import jax.experimental.pallas.tpu  # noqa: E402,F401
+
+import mjax  # noqa: E402
+from jax.experimental import pallas as jpl  # noqa: E402
+from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
+from mjax.experimental import pallas as pl  # noqa: E402
+from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
+
+import test_remote_dma as G  # noqa: E402  (the guide's kernels, for both libraries)
+
+
+def _libs(lib):
+    if lib is jax:
+        return jax, jpl, jpltpu
+    return mjax, pl, pltpu
+
+
+def _run(lib, make, mesh_shape, axes, in_spec, out_spec, x, n):
+    """`make(lib, pl, pltpu, n)`'s pallas_call under a shard_map over the first n
+    devices, traced in TPU interpret mode; its values."""
+    jx, lpl, lpltpu = _libs(lib)
+    P = jx.sharding.PartitionSpec
+
+    def body(*args):
+        with lpltpu.force_tpu_interpret_mode(lpltpu.InterpretParams()):
+            return make(jx, lpl, lpltpu, n)(*args)
+    mesh = jx.make_mesh(mesh_shape, axes, devices=jx.devices()[:n])
+    f = jx.shard_map(body, mesh=mesh, in_specs=in_spec(P), out_specs=out_spec(P),
+                     check_vma=False)
+    x = jx.device_put(x, jx.sharding.NamedSharding(mesh, in_spec(P)))
+    return np.asarray(jx.jit(f)(x))
+
+
+def _check(make, mesh_shape, axes, in_spec, out_spec, x, expected, n, atol=0):
+    got = _run(mjax, make, mesh_shape, axes, in_spec, out_spec, x, n)
+    want = _run(jax, make, mesh_shape, axes, in_spec, out_spec, x, n)
+    np.testing.assert_allclose(want, expected, atol=atol, rtol=0)
+    np.testing.assert_allclose(got, want, atol=atol, rtol=0)
+
+
+def _blocks(x, n):
+    return x.reshape(n, -1, x.shape[-1])
+
+
+# ---- the guide's kernels (test_remote_dma.py) -------------------------------------------
+def _expected(name, x, n, mesh_shape):
+    b = _blocks(x, n)
+    if name in ("right_permute", "right_permute_logical", "barrier_permute"):
+        return np.roll(b, 1, axis=0).reshape(x.shape)
+    if name == "all_gather":
+        return np.concatenate([b] * n, axis=1)
+    if name == "signal_neighbour":
+        return x
+    if name == "grid_2d":      # (x, y) gets the block of (x, y + 1 mod ny), twice over
+        rows, cols = mesh_shape
+        g = b.reshape(rows, cols, *b.shape[1:])
+        return np.roll(g, 1, axis=1).reshape(x.shape)
+    raise AssertionError(name)
+
+
+GUIDE_CASES = [(name, n) for name in sorted(G.KERNELS) for n in (4, 8)]
+
+
+@pytest.mark.parametrize("name,n", GUIDE_CASES)
+def test_guide_kernels_interpreted_as_jax(name, n):
+    maker, _, axes, spec, _ = G.KERNELS[name]
+    mesh_shape = (2, n // 2) if name == "grid_2d" else (n,)
+    x = np.arange(8 * n * 128, dtype=np.float32).reshape(8 * n, 128)
+    out = (lambda P: P(None, *spec)) if name == "all_gather" else (lambda P: P(*spec))
+    _check(maker, mesh_shape, axes, lambda P: P(*spec), out, x,
+           _expected(name, x, n, mesh_shape), n)
+
+
+# ---- JAX's tpu_pallas_interpret_distributed_test.py kernels -----------------------------
+def _barrier(jx, lpl, lpltpu, left, right):
+    sem = lpltpu.get_barrier_semaphore()
+    for nb in (left, right):
+        lpl.semaphore_signal(sem, inc=1, device_id=(nb,),
+                             device_id_type=lpl.DeviceIdType.MESH)
+    lpl.semaphore_wait(sem, 2)
+
+
+def _ring(jx, n):
+    my_id = jx.lax.axis_index("x")
+    return my_id, jx.lax.rem(my_id + 1, np.int32(n)), jx.lax.rem(my_id + n - 1, np.int32(n))
+
+
+def barrier_right_permute(jx, lpl, lpltpu, n):
+    """JAX's test_right_permute_example: a barrier with both neighbours first."""
+    def kernel(input_ref, output_ref, send_sem, recv_sem):
+        _, right, left = _ring(jx, n)
+        _barrier(jx, lpl, lpltpu, left, right)
+        copy = lpltpu.make_async_remote_copy(
+            src_ref=input_ref, dst_ref=output_ref, send_sem=send_sem, recv_sem=recv_sem,
+            device_id=(right,), device_id_type=lpl.DeviceIdType.MESH)
+        copy.start()
+        copy.wait()
+    return lpl.pallas_call(
+        kernel, out_shape=jx.ShapeDtypeStruct((8, 128), np.float32),
+        grid_spec=lpltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=0, in_specs=[lpl.BlockSpec(memory_space=lpl.ANY)],
+            out_specs=lpl.BlockSpec(memory_space=lpl.ANY),
+            scratch_shapes=[lpltpu.SemaphoreType.DMA] * 2),
+        compiler_params=lpltpu.CompilerParams(collective_id=13))
+
+
+def barrier_all_gather(jx, lpl, lpltpu, n):
+    """JAX's test_all_gather_example: the ring all-gather with a barrier at step 0."""
+    def kernel(input_ref, output_ref, local_copy_sem, send_sem, recv_sems):
+        step = lpl.program_id(0)
+        my_id, right, left = _ring(jx, n)
+        slot = jx.lax.rem(my_id - step + n, np.int32(n))
+
+        @lpl.when(step == 0)
+        def _():
+            _barrier(jx, lpl, lpltpu, left, right)
+            local = lpltpu.make_async_copy(input_ref, output_ref.at[my_id], local_copy_sem)
+            local.start()
+            local.wait()
+        copy = lpltpu.make_async_remote_copy(
+            src_ref=output_ref.at[slot], dst_ref=output_ref.at[slot], send_sem=send_sem,
+            recv_sem=recv_sems.at[step], device_id=(right,),
+            device_id_type=lpl.DeviceIdType.MESH)
+        copy.start()
+        copy.wait()
+    return lpl.pallas_call(
+        kernel, out_shape=jx.ShapeDtypeStruct((n, 8, 128), np.float32),
+        grid_spec=lpltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=0, in_specs=[lpl.BlockSpec(memory_space=lpl.ANY)],
+            out_specs=lpl.BlockSpec(memory_space=lpl.ANY),
+            scratch_shapes=[lpltpu.SemaphoreType.DMA] * 2
+            + [lpltpu.SemaphoreType.DMA((n - 1,))], grid=(n - 1,)),
+        compiler_params=lpltpu.CompilerParams(collective_id=0))
+
+
+def all_reduce_sum(jx, lpl, lpltpu, n):
+    """JAX's test_all_reduce_sum_example: a ring with double-buffered HBM scratch and a
+    capacity semaphore; output 0 is the sum over devices."""
+    def kernel(x_ref, o_ref, hbm_scratch, copy_sem, recv_sem, send_sem, capacity_sem,
+               receive_scratch):
+        step = lpl.program_id(0)
+        working = jx.lax.rem(step, np.int32(2))
+        receiving = 1 - working
+        _, right, left = _ring(jx, n)
+
+        @lpl.when(step == 0)
+        def _():
+            _barrier(jx, lpl, lpltpu, left, right)
+            o_ref[...] = jx.numpy.zeros_like(o_ref)
+            receive_scratch[...] = jx.numpy.zeros_like(receive_scratch)
+            first = lpltpu.make_async_remote_copy(
+                src_ref=x_ref, dst_ref=hbm_scratch.at[working], send_sem=send_sem,
+                recv_sem=recv_sem, device_id=(right,),
+                device_id_type=lpl.DeviceIdType.MESH)
+            first.start()
+            first.wait()
+        lpl.semaphore_signal(capacity_sem, inc=1, device_id=(left,),
+                             device_id_type=lpl.DeviceIdType.MESH)
+        local = lpltpu.make_async_copy(hbm_scratch.at[working], receive_scratch, copy_sem)
+        local.start()
+        lpl.semaphore_wait(capacity_sem, 1)
+        remote = lpltpu.make_async_remote_copy(
+            src_ref=hbm_scratch.at[working], dst_ref=hbm_scratch.at[receiving],
+            send_sem=send_sem, recv_sem=recv_sem, device_id=(right,),
+            device_id_type=lpl.DeviceIdType.MESH)
+        remote.start()
+        local.wait()
+        o_ref[...] += receive_scratch[...]
+        remote.wait()
+    call = lpl.pallas_call(
+        kernel, out_shape=(jx.ShapeDtypeStruct((8, 128), np.float32),
+                           jx.ShapeDtypeStruct((2, 8, 128), np.float32)),
+        grid_spec=lpltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=0, in_specs=[lpl.BlockSpec(memory_space=lpltpu.VMEM)],
+            out_specs=[lpl.BlockSpec(memory_space=lpltpu.VMEM),
+                       lpl.BlockSpec(memory_space=lpl.ANY)],
+            grid=(n,),
+            scratch_shapes=[lpltpu.SemaphoreType.DMA] * 3 + [lpltpu.SemaphoreType.REGULAR]
+            + [lpltpu.VMEM((8, 128), np.float32)]),
+        compiler_params=lpltpu.CompilerParams(collective_id=0))
+    return lambda x: call(x)[0]
+
+
+def reduce_scatter_sum(jx, lpl, lpltpu, n, block=(16, 128)):
+    """JAX's test_reduce_scatter_sum_example: a bidirectional ring (left and right halves
+    of each block), grid (n, 2)."""
+    LEFT, RIGHT = 0, 1
+    jnp = jx.numpy
+
+    def mod(a, m):
+        return jx.lax.rem(a + m, m)
+
+    def signal(side, sem):
+        my_id = jx.lax.axis_index("x")
+        nb = mod(my_id - 1, np.int32(n)) if side == LEFT else mod(my_id + 1, np.int32(n))
+        lpl.semaphore_signal(sem, inc=1, device_id=(nb,),
+                             device_id_type=lpl.DeviceIdType.MESH)
+
+    def kernel(x_ref, o_ref, hbm_scratch, local_copy_sem, left_recv_sem, left_send_sem,
+               right_recv_sem, right_send_sem, left_capacity_sem, right_capacity_sem,
+               accum_scratch):
+        outer_step = lpl.program_id(0)
+        phase = lpl.program_id(1)
+        is_start = jnp.logical_and(outer_step == 0, phase == 0)
+        last_iteration = outer_step == lpl.num_programs(0) - 1
+        working = jx.lax.rem(outer_step, np.int32(2))
+        receiving = 1 - working
+        my_id = jx.lax.axis_index("x")
+        right = mod(my_id + 1, np.int32(n))
+        left = mod(my_id - 1, np.int32(n))
+        left_copy_device = mod(my_id + outer_step + 1, np.int32(n))
+        right_copy_device = mod(my_id - outer_step - 1, np.int32(n))
+        half = block[0] // 2
+        left_slice, right_slice = lpl.ds(0, half), lpl.ds(half, half)
+        phase_slice = lpl.ds(phase * half, half)
+
+        @lpl.when(is_start)
+        def _():
+            _barrier(jx, lpl, lpltpu, left, right)
+
+        def remote(src, dst, send, recv, nb):
+            return lpltpu.make_async_remote_copy(
+                src_ref=src, dst_ref=dst, send_sem=send, recv_sem=recv, device_id=(nb,),
+                device_id_type=lpl.DeviceIdType.MESH)
+        initial_left = remote(x_ref.at[my_id, left_slice],
+                              hbm_scratch.at[working, left_slice], left_send_sem,
+                              left_recv_sem, left)
+        initial_right = remote(x_ref.at[my_id, right_slice],
+                               hbm_scratch.at[working, right_slice], right_send_sem,
+                               right_recv_sem, right)
+        left_copy = remote(hbm_scratch.at[working, left_slice],
+                           hbm_scratch.at[receiving, left_slice], left_send_sem,
+                           left_recv_sem, left)
+        right_copy = remote(hbm_scratch.at[receiving, right_slice],
+                            hbm_scratch.at[working, right_slice], right_send_sem,
+                            right_recv_sem, right)
+
+        @lpl.when(is_start)
+        def _():
+            o_ref[...] = jnp.zeros_like(o_ref[...])
+            accum_scratch[...] = jnp.zeros_like(accum_scratch[...])
+            initial_left.start()
+            initial_left.wait()
+            initial_right.start()
+            signal(LEFT, right_capacity_sem)
+            signal(RIGHT, left_capacity_sem)
+
+        @lpl.when(~is_start)
+        def _():
+            @lpl.when(phase == LEFT)
+            def _():
+                lpl.semaphore_wait(right_capacity_sem, 1)
+                right_copy.start()
+
+            @lpl.when(phase == RIGHT)
+            def _():
+                lpl.semaphore_wait(left_capacity_sem, 1)
+                left_copy.start()
+        local = lpltpu.make_async_copy(hbm_scratch.at[working, phase_slice], accum_scratch,
+                                       local_copy_sem)
+        local.start()
+        local.wait()
+
+        @lpl.when(~last_iteration)
+        def _():
+            @lpl.when(phase == LEFT)
+            def _():
+                accum_scratch[...] += x_ref[left_copy_device, left_slice]
+
+            @lpl.when(phase == RIGHT)
+            def _():
+                accum_scratch[...] += x_ref[right_copy_device, right_slice]
+        local = lpltpu.make_async_copy(accum_scratch, hbm_scratch.at[working, phase_slice],
+                                       local_copy_sem)
+        local.start()
+        local.wait()
+
+        @lpl.when(is_start)
+        def _():
+            initial_right.wait()
+
+        @lpl.when(~is_start)
+        def _():
+            @lpl.when(phase == LEFT)
+            def _():
+                right_copy.wait()
+                signal(LEFT, right_capacity_sem)
+
+            @lpl.when(phase == RIGHT)
+            def _():
+                left_copy.wait()
+                signal(RIGHT, left_capacity_sem)
+
+        @lpl.when(last_iteration)
+        def _():
+            @lpl.when(phase == LEFT)
+            def _():
+                o_ref[left_slice, ...] = accum_scratch[...]
+                lpl.semaphore_wait(right_capacity_sem, 1)
+
+            @lpl.when(phase == RIGHT)
+            def _():
+                o_ref[right_slice, ...] = accum_scratch[...]
+                lpl.semaphore_wait(left_capacity_sem, 1)
+    call = lpl.pallas_call(
+        kernel, out_shape=(jx.ShapeDtypeStruct(block, np.float32),
+                           jx.ShapeDtypeStruct((2,) + block, np.float32)),
+        grid_spec=lpltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=0, in_specs=[lpl.BlockSpec(memory_space=lpltpu.VMEM)],
+            out_specs=[lpl.BlockSpec(memory_space=lpltpu.VMEM),
+                       lpl.BlockSpec(memory_space=lpl.ANY)],
+            grid=(n, 2),
+            scratch_shapes=[lpltpu.SemaphoreType.DMA] * 5
+            + [lpltpu.SemaphoreType.REGULAR] * 2
+            + [lpltpu.VMEM((block[0] // 2, block[1]), np.float32)]),
+        compiler_params=lpltpu.CompilerParams(collective_id=7))
+    return lambda x: call(x.reshape(n, *block))[0]
+
+
+def _rand(shape, seed=0):
+    return np.random.default_rng(seed).uniform(size=shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_jax_right_permute_example(n):
+    x = _rand((8, 128 * n))
+    want = np.roll(x.reshape(8, n, 128), 1, axis=1).reshape(x.shape)
+    _check(barrier_right_permute, (n,), ("x",), lambda P: P(None, "x"),
+           lambda P: P(None, "x"), x, want, n)
+
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_jax_all_gather_example(n):
+    x = _rand((8 * n, 128))
+    want = np.concatenate([x.reshape(n, 8, 128)] * n, axis=0)
+    _check(barrier_all_gather, (n,), ("x",), lambda P: P("x", None),
+           lambda P: P("x", None), x, want, n)
+
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_jax_all_reduce_sum_example(n):
+    x = _rand((8, 128 * n))
+    total = x.reshape(8, n, 128).sum(axis=1)
+    want = np.concatenate([total] * n, axis=1)
+    _check(all_reduce_sum, (n,), ("x",), lambda P: P(None, "x"), lambda P: P(None, "x"),
+           x, want, n, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_jax_reduce_scatter_sum_example(n):
+    x = _rand((16 * n, 128 * n))
+    want = x.reshape(n, 16, n, 128).sum(axis=2).reshape(16 * n, 128)
+    _check(reduce_scatter_sum, (n,), ("x",), lambda P: P(None, "x"),
+           lambda P: P("x", None), x, want, n, atol=1e-5)
