@@ -20,13 +20,14 @@ primal loop and a JVP loop, and the JVP loop cannot be transposed.
 """
 from __future__ import annotations
 
+import numpy as np
 from jaxlib.mlir import ir
 
 from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.types import RefAval, ShapedArray, aval_of, tensor_type
 from mjax.passes.interpreter import terminator
-from mjax.passes.ir_util import clone_into, used_values
+from mjax.passes.ir_util import clone_into, nested_ops, used_values
 from mjax.passes.registry import PassError, op_error
 from mjax.passes.rules.ad_util import Linear, Unknown, instantiate
 from mjax.passes.rules.batch_util import NOT_MAPPED, BatchBuilder, bdim_at, moveaxis
@@ -653,8 +654,9 @@ def _cond_batch(batcher, op, vals, dims, b):
     if idim is not NOT_MAPPED:
         # JAX: _cond_batching_rule with a batched predicate: every branch runs, select_n
         # picks each element's result (the index is already clamped).
-        results = [batcher.run(blk, list(zip(ops, op_dims)), b) for blk in blocks]
         idx = moveaxis(b, index, idim, 0)
+        results = [_masked_branch(batcher, blk, k, idx, list(zip(ops, op_dims)), b)
+                   for k, blk in enumerate(blocks)]
         outs = []
         for j in range(len(op.results)):
             cases = [bdim_at(b, res[j][0], res[j][1], 0) for res in results]
@@ -672,6 +674,20 @@ def _cond_batch(batcher, op, vals, dims, b):
     avals = [_batched(a, w, b.axis_size) for a, w in zip(_avals(op.results), want)]
     res = _build(C.CondOp, vals, avals, {}, [s for s, _ in branches], b.ip, loc)
     return res, want
+
+
+def _masked_branch(batcher, block, k, idx, pairs, b):
+    """Branch `k` batched. One that writes into other devices' buffers (an interpreted
+    Pallas kernel's remote DMA, passes/pallas_mesh.py) is refused: select_n would keep
+    each device's own branch result and drop the writes of devices taking the branch
+    into devices that do not."""
+    if any(inner.name == "jaxpr.remote_update" for top in block.operations
+           for inner in [top.operation] + nested_ops(top.operation)):
+        raise StateEffectVmapError(block.owner.location,
+                                   "a remote DMA or semaphore signal under control flow that differs "
+                                   "across the devices (a pl.when on the device's id) "
+                                   "in interpret mode is not supported by mjax")
+    return batcher.run(block, pairs, b)
 
 
 def _carry_dims(carry_b):

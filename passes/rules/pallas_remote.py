@@ -2,10 +2,11 @@
 DMA or remote semaphore signal of an interpreted Pallas TPU kernel.
 
 Batching along a mesh axis of the op (a shard_map's vmap) stacks every operand along
-it and records the axis as resolved. Inside a branch taken by some devices only (a cond
-whose predicate differs across the axis, a while loop's finished elements: the
-batcher's write mask) only the devices taking it write. Once every mesh axis is
-resolved, the writes of all devices are one scatter over the flattened device axis:
+it and records the axis as resolved. Inside control flow that differs across the
+devices (a cond on the device id, a loop some devices leave early) it is refused: the
+batched branch's per-device select would drop the writes into devices not taking it.
+Once every mesh axis is resolved, the writes of all devices are one scatter over the
+flattened device axis:
 
     update of device s -> dst of device t(s) = sum_k coords_k(s) * stride_k, window at
     starts(s); inactive devices' writes are dropped (their target index is out of range)
@@ -104,10 +105,10 @@ def _remote_update_batch(b, args, dims, *, axes, mesh_shape, add, resolved=()):
             f"{tuple(axes)} may batch it in mjax")
     k = tuple(axes).index(b.axis_name)
     vals = [B.bdim_at(b, v, d, 0) for v, d in zip(args, dims)]
-    if b.write_mask is not None:        # (devices not running this branch do not write)
-        act = aval_of(vals[2].type)
-        mask = b.broadcast_in_dim(b.write_mask, shape=act.shape, broadcast_dimensions=(0,))
-        vals[2] = b.emit("and", vals[2], mask)[0]
+    if b.write_mask is not None:
+        raise NotImplementedError(
+            "a remote DMA or semaphore signal in a loop whose trip count differs across "
+            "the devices in interpret mode is not supported by mjax")
     resolved = (k,) + tuple(resolved)
     if len(resolved) < len(axes):
         return b.emit(RemoteUpdateOp, *vals, axes=axes, mesh_shape=mesh_shape, add=add,

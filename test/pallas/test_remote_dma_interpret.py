@@ -367,3 +367,40 @@ def test_jax_reduce_scatter_sum_example(n):
     want = x.reshape(n, 16, n, 128).sum(axis=2).reshape(16 * n, 128)
     _check(reduce_scatter_sum, (n,), ("x",), lambda P: P(None, "x"),
            lambda P: P("x", None), x, want, n, atol=1e-5)
+
+
+def even_to_odd(jx, lpl, lpltpu, n):
+    """Device-dependent branches around the DMAs: the even devices keep their block and
+    send it to the right, the odd ones wait for it (JAX's interpreter runs it)."""
+    def kernel(x_ref, o_ref, local_sem, send_sem, recv_sem):
+        my_id = jx.lax.axis_index("x")
+        local = lpltpu.make_async_copy(x_ref, o_ref, local_sem)
+        copy = lpltpu.make_async_remote_copy(
+            src_ref=x_ref, dst_ref=o_ref, send_sem=send_sem, recv_sem=recv_sem,
+            device_id=(jx.lax.rem(my_id + 1, np.int32(n)),),
+            device_id_type=lpl.DeviceIdType.MESH)
+
+        @lpl.when(jx.lax.rem(my_id, np.int32(2)) == 0)
+        def _():
+            local.start()
+            local.wait()
+            copy.start()
+            copy.wait_send()
+
+        @lpl.when(jx.lax.rem(my_id, np.int32(2)) == 1)
+        def _():
+            copy.wait_recv()
+    return lpl.pallas_call(
+        kernel, out_shape=jx.ShapeDtypeStruct((8, 128), np.float32),
+        in_specs=[lpl.BlockSpec(memory_space=lpl.ANY)],
+        out_specs=lpl.BlockSpec(memory_space=lpl.ANY),
+        scratch_shapes=[lpltpu.SemaphoreType.DMA] * 3)
+
+
+def test_device_dependent_branches_are_refused():
+    # (JAX runs them: its devices run apart. Lockstep's select per device would lose
+    # the writes into devices not taking the branch, so mjax refuses them)
+    x = _rand((32, 128))
+    with pytest.raises(NotImplementedError, match="under control flow that differs "
+                                                  "across the devices"):
+        _run(mjax, even_to_odd, (4,), ("x",), lambda P: P("x"), lambda P: P("x"), x, 4)
