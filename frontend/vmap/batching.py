@@ -397,8 +397,8 @@ def _make_runner(fun_of, in_axes, out_axes, axis_name, axis_size, pure=False):
     calls this) on one example each call and emits `jaxpr.vmap @fun` (under `staged`: a
     jit that retraces every call when called outside any trace). `pure`: fun is in
     registration.PURE_OF_AVALS (jnp.sin): then, with every output mapped, the staged jit
-    keeps its program per avals and static values as any jit does (JAX's jnp.sin is a
-    jit, traced once per avals and batched from its kept jaxpr), its arguments abstract."""
+    keeps its program per avals as any jit does, unmapped numbers traced too (JAX's
+    jnp.sin is a jit, traced once per avals and batched from its kept jaxpr)."""
     floats_static = _has_unmapped_output(out_axes)
 
     def vmap_impl(*args, **kwargs):
@@ -493,8 +493,11 @@ def _make_runner(fun_of, in_axes, out_axes, axis_name, axis_size, pure=False):
         return {i for i, (x, d) in enumerate(zip(leaves, axes))
                 if d is None and _passes_through(x, floats_static)}
 
-    return staged(vmap_impl, concrete_root=not (pure and not floats_static),
-                  static_leaves=passed_through)
+    if pure and not floats_static:
+        # (every array and number leaf traced, unmapped ones too, as JAX's jitted jnp
+        # function traces them: one program per avals, not one per unmapped int)
+        return staged(vmap_impl)
+    return staged(vmap_impl, concrete_root=True, static_leaves=passed_through)
 
 
 # ---- the jaxpr.vmap op ----------------------------------------------------------------------

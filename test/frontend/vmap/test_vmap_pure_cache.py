@@ -186,3 +186,24 @@ def test_inside_jit_grad_and_disable_jit():
     with mjax.disable_jit(), jax.disable_jit():
         check(mjax.vmap(mnp.sin)(M), jax.vmap(jnp.sin)(M))
     check(mjax.vmap(mjax.vmap(mnp.multiply))(M, M), jax.vmap(jax.vmap(jnp.multiply))(M, M))
+
+
+def test_unmapped_numbers_and_host_arrays_are_traced_not_static(traces):
+    x = np.linspace(0, 1, 31, dtype=np.float32)     # (a shape of its own)
+    for k in range(4):
+        for s in (k, float(k), np.full((31,), k, np.float32), np.float32(k)):
+            check(mjax.vmap(mnp.add, in_axes=(0, None))(x, s),
+                  jax.vmap(jnp.add, in_axes=(0, None))(x, s))
+    assert traces[0] == 4       # (one program per kind of unmapped argument)
+
+
+@pytest.mark.parametrize("s", [300, -129, 2**31 - 1, 2**40])
+def test_unmapped_ints_convert_as_in_jax(s):
+    a = np.arange(4, dtype=np.int8)
+    try:
+        want = jax.vmap(jnp.add, in_axes=(0, None))(a, s)
+    except OverflowError:
+        with pytest.raises(OverflowError):
+            mjax.vmap(mnp.add, in_axes=(0, None))(a, s)
+        return
+    check(mjax.vmap(mnp.add, in_axes=(0, None))(a, s), want)
