@@ -36,6 +36,10 @@ start per dimension (every dim squeezed, so it needs no attributes).
     names the device too (waiting to receive), or has `dummy_device` (waiting for the
     send to finish: Mosaic's wait names device and core 0). semaphore_signal takes
     `device_ids`/`device_id_type` as well (a signal to another device's semaphore).
+    With `core_ids` = 1 (dma_start, dma_wait, semaphore_signal) the last operand (i32,
+    after any device ids) names a core of the chip: a copy or signal to another
+    TensorCore of a multi-core mesh (semaphore_signal's core_index, a device_id naming
+    the core axis).
     "jaxpr.semaphore_signal"(%sem, %inc: i32[], %sem_idx...)      adds inc
         (a semaphore op's `levels`/`sizes`/`squeezed` give a chained view of the
         semaphores, as a DMA's)
@@ -238,7 +242,19 @@ def _n_starts(ref, levels) -> int:
     return sum(levels) if levels else n
 
 
-REMOTE = {"device_ids": A.Int(default=0), "device_id_type": A.Str(default="mesh")}
+REMOTE = {"device_ids": A.Int(default=0), "device_id_type": A.Str(default="mesh"),
+          "core_ids": A.Int(default=0)}
+
+
+def split_core_id(operands, core_ids: int, name: str = "op") -> tuple[list, list]:
+    """(the operands before the core index, [the core index] or []): with `core_ids` = 1
+    the op names a core of the chip (a TensorCore mesh's axis; JAX's core_index/core_id)
+    by its last operand, an i32 scalar after any device ids."""
+    operands = list(operands)
+    n = int(core_ids or 0)
+    if n not in (0, 1) or n > len(operands):
+        raise TypeError(f"{name} has core_ids = {n}; it names at most one core")
+    return operands[:len(operands) - n], operands[len(operands) - n:]
 
 
 def split_device_ids(operands, device_ids: int, device_id_type: str = "mesh",
@@ -315,10 +331,12 @@ class DmaStartOp(JaxprOp, name="dma_start"):
               dst_levels, has_src_sem, priority, add, dst_sem_sizes=(), dst_sem_squeezed=(),
               dst_sem_levels=(), src_sem_sizes=(), src_sem_squeezed=(), src_sem_levels=(),
               src_view_at=-1, src_reshape=(), src_bitcast=None, dst_view_at=-1,
-              dst_reshape=(), dst_bitcast=None, device_ids=0, device_id_type="mesh"):
+              dst_reshape=(), dst_bitcast=None, device_ids=0, device_id_type="mesh",
+              core_ids=0):
         name = "jaxpr.dma_start"
+        avals, core = split_core_id(avals, core_ids, name)
         avals, ids = split_device_ids(avals, device_ids, device_id_type, name)
-        _check_device_ids(name, ids)
+        _check_device_ids(name, ids + core)
         for a in avals[:4 if has_src_sem else 3]:
             if not isinstance(a, RefAval):
                 raise TypeError(f"{name} expects refs (src, dst, dst_sem"
@@ -397,10 +415,11 @@ class DmaWaitOp(JaxprOp, name="dma_wait"):
     def infer(cls, *avals, sizes, squeezed, levels, has_src, src_sizes, src_squeezed,
               src_levels, sem_sizes=(), sem_squeezed=(), sem_levels=(), view_at=-1,
               reshape=(), bitcast=None, src_view_at=-1, src_reshape=(), src_bitcast=None,
-              device_ids=0, device_id_type="mesh", dummy_device=False):
+              device_ids=0, device_id_type="mesh", dummy_device=False, core_ids=0):
         name = "jaxpr.dma_wait"
+        avals, core = split_core_id(avals, core_ids, name)
         avals, ids = split_device_ids(avals, device_ids, device_id_type, name)
-        _check_device_ids(name, ids)
+        _check_device_ids(name, ids + core)
         if len(avals) < (3 if has_src else 2):
             raise TypeError(f"{name} expects a semaphore and a ref"
                             f"{' and a source ref' if has_src else ''}, got {len(avals)} "
@@ -482,9 +501,10 @@ class SemaphoreSignalOp(SemaphoreOp, name="semaphore_signal"):
     attributes = {**SemaphoreOp.attributes, **REMOTE}
 
     @classmethod
-    def infer(cls, *avals, device_ids=0, device_id_type="mesh", **params):
+    def infer(cls, *avals, device_ids=0, device_id_type="mesh", core_ids=0, **params):
+        avals, core = split_core_id(avals, core_ids, cls.OPERATION_NAME)
         avals, ids = split_device_ids(avals, device_ids, device_id_type, cls.OPERATION_NAME)
-        _check_device_ids(cls.OPERATION_NAME, ids)
+        _check_device_ids(cls.OPERATION_NAME, ids + core)
         return super().infer(*avals, **params)
 
 
@@ -654,4 +674,4 @@ __all__ = ["DMA_OPS", "DYNAMIC_SIZE", "GetBarrierSemaphoreOp", "VIEW_START", "n_
            "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "PRNG_OPS", "PrngRandomBitsOp",
            "PrngSeedOp", "RollOp", "TpuBitcastOp", "RunScopedOp", "SEMAPHORE_OPS",
            "SemaphoreOp", "fold_view", "view_levels", "SemaphoreReadOp",
-           "SemaphoreSignalOp", "SemaphoreWaitOp"]
+           "SemaphoreSignalOp", "SemaphoreWaitOp", "split_core_id"]

@@ -30,7 +30,7 @@ from jaxlib.mosaic.python import tpu
 from mjax.dialect.ops import pallas_tpu as PT
 from mjax.dialect.ops.state import bitcast_shape
 from mjax.dialect.types import RefAval
-from mjax.passes.mosaic.remote import logical_device, split_remote
+from mjax.passes.mosaic.remote import core_value, logical_device, split_core, split_remote
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (BlockRef, Const, MosaicLoweringError, aval_out,
                                       avals_in, elt_type, expand_ref, full, ref_type, vtype)
@@ -156,13 +156,15 @@ def _dma_start(kl, op, *operands, src_sizes, src_squeezed=(), dst_sizes, dst_squ
                dst_sem_sizes=(), dst_sem_squeezed=(), dst_sem_levels=(), src_sem_sizes=(),
                src_sem_squeezed=(), src_sem_levels=(), src_view_at=-1, src_reshape=(),
                src_bitcast=None, dst_view_at=-1, dst_reshape=(), dst_bitcast=None,
-               device_ids=0, device_id_type="mesh", **params):
+               device_ids=0, device_id_type="mesh", core_ids=0, **params):
     if add:
         raise MosaicLoweringError("DMAs with add=True are not supported on the TPU")
     avals = avals_in(op)
     if any(np.dtype(a.dtype) == np.bool_ for a in avals[:2]):
         raise MosaicLoweringError("DMAs of bool refs are not supported")
+    operands, core = split_core(operands, core_ids)
     operands, ids = split_remote(operands, device_ids)
+    core = core_value(kl, core)
     device = logical_device(kl, ids, device_id_type)    # (JAX: before the views)
     lowered = dict(zip(op.operands, operands))
     refs, starts, dyn = PT.DmaStartOp.layout(list(op.operands)[:len(operands)], has_src_sem,
@@ -186,7 +188,8 @@ def _dma_start(kl, op, *operands, src_sizes, src_squeezed=(), dst_sizes, dst_squ
     src = dma_view(kl, refs[0], avals[0], starts[0], src_sizes, src_squeezed, src_levels,
                    dyn[0], (src_view_at, src_reshape, src_bitcast))
     tpu.enqueue_dma(source=src, target=dst, target_semaphore=sem,
-                    source_semaphore=src_sem, device_id=device, priority=int(priority))
+                    source_semaphore=src_sem, device_id=device, core_id=core,
+                    priority=int(priority))
     return []
 
 
@@ -195,9 +198,11 @@ def _dma_wait(kl, op, *operands, sizes, squeezed=(), levels=(), has_src=False,
               src_sizes=(), src_squeezed=(), src_levels=(), sem_sizes=(), sem_squeezed=(),
               sem_levels=(), view_at=-1, reshape=(), bitcast=None, src_view_at=-1,
               src_reshape=(), src_bitcast=None, device_ids=0, device_id_type="mesh",
-              dummy_device=False, **params):
+              dummy_device=False, core_ids=0, **params):
+    operands, core = split_core(operands, core_ids)
     operands, ids = split_remote(operands, device_ids)
     # (JAX: the device before the views; a send's wait names device and core 0)
+    core = core_value(kl, core)
     device = full(0, np.int32) if dummy_device else logical_device(kl, ids, device_id_type)
     lowered = dict(zip(op.operands, operands))
     sem, ref, src, idx, starts, src_starts, (dyn, src_dyn) = (
@@ -219,7 +224,7 @@ def _dma_wait(kl, op, *operands, sizes, squeezed=(), levels=(), has_src=False,
                                               src_squeezed, src_levels, src_dyn,
                                               (src_view_at, src_reshape, src_bitcast))
     tpu.wait_dma2(sem_v, src_v, view, device_id=device,
-                  core_id=device if dummy_device else None)
+                  core_id=device if dummy_device else core)
     return []
 
 
@@ -270,13 +275,16 @@ def _semaphore(kl, op, sem, idx, sizes=(), squeezed=(), levels=()) -> ir.Value:
 
 @MOSAIC.register(PT.SemaphoreSignalOp)
 def _semaphore_signal(kl, op, sem, inc, *idx, sizes=(), squeezed=(), levels=(),
-                      device_ids=0, device_id_type="mesh", **params):
+                      device_ids=0, device_id_type="mesh", core_ids=0, **params):
+    idx, core = split_core(idx, core_ids)
     idx, ids = split_remote(idx, device_ids)
     if levels:           # (JAX: the view's indices, then the increment)
         (idx,) = _literals(kl, [list(idx)], [squeezed])
     inc = kl.value(inc, np.int32)
+    core = core_value(kl, core)       # (JAX: its operands' values, then the view)
     sem = _semaphore(kl, op, sem, idx, sizes, squeezed, levels)
-    tpu.sem_signal(sem, inc, device_id=logical_device(kl, ids, device_id_type))
+    tpu.sem_signal(sem, inc, device_id=logical_device(kl, ids, device_id_type),
+                   core_id=core)
     return []
 
 

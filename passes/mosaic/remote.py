@@ -1,7 +1,7 @@
 """Mosaic lowering of what names other devices in a Pallas TPU kernel traced inside a
 shard_map: `lax.axis_index` of a mesh axis (`tpu.device_id` divided down to the axis),
 the device ids of remote DMAs and semaphore signals (dialect/ops/pallas_tpu.py's
-`device_ids` operands) and the barrier semaphore (`tpu.sem_barrier`), as JAX's Pallas TPU
+`device_ids` operands, and the `core_ids` operand naming another core of the chip) and the barrier semaphore (`tpu.sem_barrier`), as JAX's Pallas TPU
 lowering emits them.
 
 A device named by its mesh coordinates (device_id_type "mesh") is the logical id
@@ -60,6 +60,18 @@ def split_remote(operands, device_ids=0, device_id_type="mesh"):
     return operands[:len(operands) - n], operands[len(operands) - n:]
 
 
+def split_core(operands, core_ids=0) -> tuple[list, object]:
+    """(the lowered operands before the core index, the core index operand or None): an
+    op with `core_ids` names a core of the chip by its last operand (Mosaic's core_id;
+    made an i32 value by core_value where JAX's lowering makes its operands values)."""
+    operands, core = PT.split_core_id(operands, core_ids)
+    return operands, (core[0] if core else None)
+
+
+def core_value(kl, core) -> ir.Value | None:
+    return None if core is None else kl.value(core, np.int32)
+
+
 @MOSAIC.register(C.AxisIndexOp)
 def _axis_index(kl, op, *, axes, **params):
     names, shape = kernel_mesh(kl)
@@ -97,4 +109,5 @@ def mesh_axes_used(kernel: ir.Operation, mesh_axes) -> list[str]:
     return sorted(a for a in found if a in tuple(mesh_axes or ()))
 
 
-__all__ = ["kernel_mesh", "logical_device", "mesh_axes_used", "split_remote"]
+__all__ = ["kernel_mesh", "logical_device", "mesh_axes_used", "core_value", "split_core",
+           "split_remote"]

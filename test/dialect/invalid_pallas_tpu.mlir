@@ -213,3 +213,22 @@ func.func private @remote_id_type(%sem: memref<i32>) {
   "jaxpr.semaphore_signal"(%sem, %z, %z) {device_ids = 1, device_id_type = "core"} : (memref<i32>, tensor<i32>, tensor<i32>) -> ()
   return
 }
+
+// -----
+
+func.func private @two_cores_named(%sem: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  // expected-error @+1 {{has core_ids = 2; it names at most one core}}
+  "jaxpr.semaphore_signal"(%sem, %z, %z, %z) {core_ids = 2} : (memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}
+
+// -----
+
+func.func private @core_index_type(%sem: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %f = "jaxpr.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  // expected-error @+1 {{device ids must be i32 scalars, got f32[]}}
+  "jaxpr.semaphore_signal"(%sem, %z, %f) {core_ids = 1} : (memref<i32>, tensor<i32>, tensor<f32>) -> ()
+  return
+}

@@ -203,3 +203,22 @@ func.func private @remote(%src: memref<8x128xf32>, %dst: memref<8x128xf32>, %sen
   "jaxpr.semaphore_signal"(%b, %i, %z) {device_ids = 1, device_id_type = "logical"} : (memref<i32>, tensor<i32>, tensor<i32>) -> ()
   return
 }
+
+// -----
+
+// Copies and signals to another core of the chip (a multi-core TensorCore mesh): with
+// `core_ids` = 1 the last operand (after any device ids) is the core's index.
+// CHECK-LABEL: func.func private @other_core
+// CHECK:         "jaxpr.dma_start"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {core_ids = 1 : i64, dst_sizes = array<i64: 8, 128>, dst_squeezed = array<i64>, has_src_sem = true, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>}
+// CHECK:         "jaxpr.dma_wait"({{.*}}) {core_ids = 1 : i64, has_src = true, sizes = array<i64: 8, 128>, squeezed = array<i64>, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>}
+// CHECK:         "jaxpr.semaphore_signal"(%{{.*}}, %{{.*}}, %{{.*}}) {core_ids = 1 : i64} : (memref<i32>, tensor<i32>, tensor<i32>) -> ()
+// CHECK:         "jaxpr.semaphore_signal"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {core_ids = 1 : i64, device_ids = 1 : i64} : (memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+func.func private @other_core(%src: memref<8x128xf32>, %dst: memref<8x128xf32>, %send: memref<i32>, %recv: memref<i32>) {
+  %z = "jaxpr.constant"() {value = dense<0> : tensor<i32>} : () -> tensor<i32>
+  %c = "jaxpr.constant"() {value = dense<1> : tensor<i32>} : () -> tensor<i32>
+  "jaxpr.dma_start"(%src, %dst, %recv, %send, %z, %z, %z, %z, %c) {src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, dst_sizes = array<i64: 8, 128>, dst_squeezed = array<i64>, has_src_sem = true, core_ids = 1} : (memref<8x128xf32>, memref<8x128xf32>, memref<i32>, memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  "jaxpr.dma_wait"(%recv, %dst, %src, %z, %z, %z, %z, %c) {sizes = array<i64: 8, 128>, squeezed = array<i64>, has_src = true, src_sizes = array<i64: 8, 128>, src_squeezed = array<i64>, core_ids = 1} : (memref<i32>, memref<8x128xf32>, memref<8x128xf32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  "jaxpr.semaphore_signal"(%recv, %c, %z) {core_ids = 1} : (memref<i32>, tensor<i32>, tensor<i32>) -> ()
+  "jaxpr.semaphore_signal"(%recv, %c, %z, %c) {device_ids = 1, core_ids = 1} : (memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
+  return
+}

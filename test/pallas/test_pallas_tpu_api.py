@@ -121,9 +121,12 @@ def test_api_names_match_jax():
     import dataclasses
     assert ([f.name for f in dataclasses.fields(pltpu.InterpretParams)]
             == [f.name for f in dataclasses.fields(jpltpu.InterpretParams)])
-    with pytest.raises(NotImplementedError, match="core_barrier"):
-        pltpu.core_barrier()
-    with pytest.raises(NotImplementedError, match="core_map"):
+    import inspect
+    assert (list(inspect.signature(pltpu.core_barrier).parameters)
+            == list(inspect.signature(jpltpu.core_barrier).parameters))
+    assert [(m.name, m.shape) for m in pltpu.Tiling] == [(m.name, m.shape)
+                                                         for m in jpltpu.Tiling]
+    with pytest.raises(NotImplementedError, match="Mesh must be 1D"):
         pl.core_map(None)
 
 
@@ -544,6 +547,7 @@ def test_pl_kernel_on_a_one_core_mesh():
         return double(x)
     close(run(MJAX), 2 * x + 1)
     close(run(JAX), 2 * x + 1)
-    with pytest.raises(NotImplementedError, match="2 cores"):
+    # (meshes of several cores: test_multicore_mosaic.py; of several axes JAX refuses)
+    with pytest.raises(NotImplementedError, match="more than one dimension"):
         pl.kernel(lambda o: None, mjax.ShapeDtypeStruct((8,), np.float32),
-                  mesh=pltpu.create_tensorcore_mesh("core", num_cores=2))
+                  mesh=pltpu.TensorCoreMesh(np.empty((1, 2), object), ["a", "b"]))

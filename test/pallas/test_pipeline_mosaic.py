@@ -129,11 +129,12 @@ def test_buffered_slots_and_errors():
     def two_cores(x_hbm, o_hbm):
         spec = pl.BlockSpec((8, 128), lambda i: (i, 0))
         pltpu.emit_pipeline(lambda x, o: None, grid=(2,), in_specs=[spec], out_specs=spec,
-                            core_axis=0, dimension_semantics=(pltpu.PARALLEL,))(x_hbm, o_hbm)
+                            core_axis=0, dimension_semantics=(pltpu.ARBITRARY,))(x_hbm, o_hbm)
     h = pl.pallas_call(two_cores, out_shape=mjax.ShapeDtypeStruct((16, 128), np.float32),
                        in_specs=[pl.BlockSpec(memory_space=pl.ANY)], grid=(2,),
                        out_specs=pl.BlockSpec(memory_space=pl.ANY), interpret=True)
-    with pytest.raises(NotImplementedError, match="over 2 cores"):
+    # (split over the grid's 2 "cores", as JAX's: it needs a parallel dimension)
+    with pytest.raises(NotImplementedError, match="without parallel grid dimensions"):
         h(np.zeros((16, 128), np.float32))
 
     def prologue(x_hbm, o_hbm):

@@ -1,5 +1,5 @@
 """Smaller `pl` names: `estimate_cost`, `with_scoped`, `reciprocal`, `broadcast_to`,
-`empty`/`empty_like`, `delay`, `kernel` (meshes of one core; `core_map` is
+`empty`/`empty_like`, `delay`, `kernel` (over a mesh of cores; `core_map` is
 mesh_kernels.py), and the names mjax does not support (they raise NotImplementedError
 naming what is missing). JAX: pallas/helpers.py, pallas/core.py.
 """
@@ -28,7 +28,7 @@ from mjax.runtime import get_backend
 from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
 from mjax.experimental.pallas.memory import run_scoped
 from mjax.experimental.pallas.selection import select_ref
-from mjax.experimental.pallas.mesh_kernels import core_map, kernel_on_refs, mesh_call
+from mjax.experimental.pallas.mesh_kernels import core_map, kernel_on_refs, mesh_axis, mesh_call
 from mjax.experimental.pallas.pallas_call import _fun_name
 
 
@@ -114,8 +114,8 @@ def kernel(body=_NotSpecified(), out_type=(), *, mesh, scratch_types=(),
     """A kernel over a mesh of cores: `kernel(body, out_type, mesh=...)(*args)` runs
     `body(*input refs, *output refs, *scratch refs)` once per core, every ref the whole
     array in HBM (pl.ANY; move data with DMAs, sync_copy). Without `body`, a decorator.
-    mjax runs meshes of one core (as JAX's: a pallas_call over a grid of one core, its
-    axis `parallel`). JAX: pl.kernel."""
+    As JAX's: a pallas_call over a grid of one point per core, its axis `parallel`.
+    JAX: pl.kernel."""
     if isinstance(body, _NotSpecified):
         return functools.partial(kernel, out_type=out_type, mesh=mesh,
                                  scratch_types=scratch_types,
@@ -125,10 +125,7 @@ def kernel(body=_NotSpecified(), out_type=(), *, mesh, scratch_types=(),
     if isinstance(body, (list, tuple)) or isinstance(mesh, (list, tuple)):
         raise NotImplementedError("pl.kernel with several bodies and meshes (MPMD) is not "
                                   "supported by mjax")
-    cores = int(np.prod(list(getattr(mesh, "shape", {}).values()) or [1]))
-    if cores != 1:
-        raise NotImplementedError(f"pl.kernel over a mesh of {cores} cores is not "
-                                  f"supported by mjax (meshes of one core are)")
+    mesh_axis(mesh, "pl.kernel")
 
     def run(*args):
         if any(isinstance(x, RefType) for x in trace_trees.tree_leaves(args)):

@@ -24,6 +24,7 @@ from mjax.experimental.pallas.primitives import current_kernel
 from mjax.experimental.pallas.ref import (Ref, ReshapedRef, _as_i32, as_ref,
                                           bitcast_view_shape)
 from mjax.experimental.pallas.selection import SelectedRef, each_selected, no_selection
+from mjax.experimental.pallas.tpu_cores import split_core_axes
 
 
 class DeviceIdType(enum.Enum):
@@ -131,16 +132,17 @@ def _i32(what: str, v):
 def semaphore_signal(sem_or_view, inc=1, *, device_id=None,
                      device_id_type=DeviceIdType.MESH, core_index=None) -> None:
     """Adds `inc` to a semaphore, of the device `device_id` names when given (see
-    make_async_remote_copy). JAX: pl.semaphore_signal (core_index is not supported)."""
-    if core_index is not None:
-        raise NotImplementedError("semaphore_signal to another core (core_index=) is not "
-                                  "supported by mjax's Pallas")
+    make_async_remote_copy), of the core `core_index` (or device_id's core axis) names
+    (tpu_cores.py). JAX: pl.semaphore_signal."""
     ref, idx, params = _semaphore_view(sem_or_view, "semaphore_signal")
     inc = _i32("semaphore_signal inc", inc)
+    device_id, core = split_core_axes(device_id, core_index, "semaphore_signal")
     ids = []
     if device_id is not None:
         ids, remote = _device_id_operands(device_id, device_id_type, "semaphore_signal")
         params.update(remote)
+    if core is not None:
+        ids, params["core_ids"] = [*ids, core], 1
     bind(P.SemaphoreSignalOp, ref.tracer, inc, *idx, *ids, **params)
 
 
@@ -259,7 +261,12 @@ class AsyncCopyDescriptor:
     def _remote(self, what: str) -> tuple[list, dict]:
         if not self.is_remote:
             return [], {}
-        return _device_id_operands(self.device_id, self.device_id_type, what)
+        device_id, core = split_core_axes(self.device_id, None, what)
+        ids, remote = ([], {}) if device_id is None else _device_id_operands(
+            device_id, self.device_id_type, what)
+        if core is not None:                # (another core of the chip: tpu_cores.py)
+            ids, remote = [*ids, core], {**remote, "core_ids": 1}
+        return ids, remote
 
     def start(self, priority: int = 0) -> None:
         # (a pl.select_ref end: one DMA per option, under conds on its index, as JAX)

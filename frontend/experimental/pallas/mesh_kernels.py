@@ -3,17 +3,19 @@
 scratch. JAX: pallas/core.py (core_map) and its TensorCore discharge rule
 (pallas/mosaic/core.py, pallas/mpmd.py).
 
-As JAX does, a core_map over a mesh of one core becomes a `pallas_call` over a grid of one
-point (the core axis, `parallel`): its operands are the current values of the refs the
-body closes over (pl.ANY memory), its results the values of those it writes, aliased to
-them and written back into the Refs. The body is traced twice: first to find the refs it
-uses and which it writes (that function is then erased), then as the kernel, where each
-of those Refs is the kernel's ref of its operand (mjax.ref.kernel_view), and
-`lax.axis_index(axis)` is the kernel's program id (0; axis_size 1). Scalars the body
-closes over are operands before the refs, SMEM arrays of shape (1,) read at element 0
-(JAX's pass_scalars_as_refs; their window is a pallas_call block, where JAX's mesh
-lowering gives an affine map). `pl.kernel` is `mesh_call` on arrays, `kernel_on_refs`
-given refs, the same kernel wrapper as JAX's mpmd_map.
+As JAX does, a core_map over a mesh of n cores (one axis; a v4/v5p chip has 2) becomes a
+`pallas_call` over a grid of one point per core (the core axis, `parallel`): its
+operands are the current values of the refs the body closes over (pl.ANY memory), its
+results the values of those it writes, aliased to them and written back into the Refs.
+The body is traced twice: first to find the refs it uses and which it writes (that
+function is then erased), then as the kernel, where each of those Refs is the kernel's
+ref of its operand (mjax.ref.kernel_view), and `lax.axis_index(axis)` is the kernel's
+program id (axis_size n). Scalars the body closes over are operands before the refs,
+SMEM arrays of shape (1,) read at element 0 (JAX's pass_scalars_as_refs; their window is
+a pallas_call block, where JAX's mesh lowering gives an affine map). `pl.kernel` is
+`mesh_call` on arrays, `kernel_on_refs` given refs, the same kernel wrapper as JAX's
+mpmd_map. Cores signal and copy to each other with core_index= / a device_id naming the
+core axis (tpu_cores.py) and `core_barrier`.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import dataclasses
 
 import numpy as np
 
+from mjax import lax
 from mjax import ref as array_refs
 from mjax.base import trace_trees, tree_util
 from mjax.dialect import context
@@ -33,12 +36,14 @@ from mjax.dialect.values import attr, string_attr
 from mjax.experimental.pallas.core import ANY, BlockSpec
 from mjax.experimental.pallas.pallas_call import (_fun_name, _is_scratch_leaf,
                                                   _module_names, _scratch_aval, pallas_call)
-from mjax.experimental.pallas.primitives import KernelContext, program_id
+from mjax.experimental.pallas.memory import semaphore_signal, semaphore_wait
+from mjax.experimental.pallas.primitives import KernelContext, program_id, when
 from mjax.experimental.pallas.ref import Ref as KernelRef
 from mjax.jit.jitted import jit
 from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
 from mjax.tracing.axis_env import AXIS_ENV
 from mjax.tracing.core import Trace, aval_of_value, current_trace
+from mjax.tracing.source_info import named_scope
 
 # Ops that only read the refs among their operands; a DMA reads its source (operand 0)
 # and writes its destination and semaphores; other ops holding a ref write it (JAX's
@@ -115,7 +120,7 @@ def _body_args(tree, refs, scratch_shapes) -> tuple[list, dict]:
     return list(tree_util.tree_unflatten(tree, refs)), {}
 
 
-def _find_refs(f, axis, scratch_shapes, name):
+def _find_refs(f, axis, scratch_shapes, name, cores=1):
     """Traces `f` once into a throwaway function: the Refs it closes over, in the order it
     first uses them, and whether it writes each."""
     module = current_trace().module
@@ -133,8 +138,8 @@ def _find_refs(f, axis, scratch_shapes, name):
         return hit
 
     try:
-        with context(), trace, KernelContext(trace, (1,)), _closed_over(view), \
-                AXIS_ENV.indexed(axis, 1, lambda: program_id(0)):
+        with context(), trace, KernelContext(trace, (cores,)), _closed_over(view), \
+                AXIS_ENV.indexed(axis, cores, lambda: program_id(0)):
             args, kwargs = _body_args(tree, [KernelRef(t) for t in trace.args],
                                       scratch_shapes)
             if f(*args, **kwargs) is not None:
@@ -173,9 +178,9 @@ def _params(compiler_params, refusal="dimension_semantics must be None for Tenso
     return {"mosaic_tpu": fields}
 
 
-def _stage(f, mesh, axis, compiler_params, interpret, debug, cost_estimate, name,
+def _stage(f, mesh, axis, cores, compiler_params, interpret, debug, cost_estimate, name,
            scratch_shapes):
-    order, written, scalars = _find_refs(f, axis, scratch_shapes, name)
+    order, written, scalars = _find_refs(f, axis, scratch_shapes, name, cores)
     for r in order:
         if type(r) is not array_refs.Ref:
             raise NotImplementedError(f"core_map {name} closes over {r!r}: mjax's core_map "
@@ -197,13 +202,13 @@ def _stage(f, mesh, axis, compiler_params, interpret, debug, cost_estimate, name
                                  f"trace the same way each time")
             return hit
         args, kwargs = _body_args(tree, list(refs[n_in + n_out:]), scratch_shapes)
-        with _closed_over(view), AXIS_ENV.indexed(axis, 1, lambda: program_id(0)):
+        with _closed_over(view), AXIS_ENV.indexed(axis, cores, lambda: program_id(0)):
             f(*args, **kwargs)
 
     kernel.__name__ = name
     call = pallas_call(
         kernel, [ShapeDtypeStruct(order[i].shape, order[i].dtype) for i in outs],
-        grid=(1,), in_specs=[BlockSpec(memory_space="smem")] * n_s +
+        grid=(cores,), in_specs=[BlockSpec(memory_space="smem")] * n_s +
         [BlockSpec(memory_space=ANY)] * n_in,
         out_specs=[BlockSpec(memory_space=ANY)] * n_out,
         scratch_shapes=[] if not avals else list(trace_trees.tree_leaves(
@@ -233,22 +238,20 @@ _MPMD_SEMANTICS = "mpmd_map does not support dimension_semantics= in compiler_pa
 
 def mesh_call(body, out_type, mesh, n_in, *, scratch_types, compiler_params, interpret,
               cost_estimate, debug, name, aliases=None):
-    """pl.kernel's call on arrays over a mesh of one core, as JAX's (its mpmd_map): a
-    pallas_call over a grid of one point (the core axis, `parallel`) whose refs are whole
-    arrays in pl.ANY memory, the core index the kernel's first argument; inside,
-    `lax.axis_index` of a mesh axis is the program id (0)."""
-    axes = tuple(dict(getattr(mesh, "shape", {}) or {}))
+    """pl.kernel's call on arrays over a mesh of cores, as JAX's (its mpmd_map): a
+    pallas_call over a grid of one point per core (the core axis, `parallel`) whose refs
+    are whole arrays in pl.ANY memory, the core index the kernel's first argument;
+    inside, `lax.axis_index` of the mesh axis is the program id."""
+    axis, cores = mesh_axis(mesh, "pl.kernel")
     n_out = len(trace_trees.tree_leaves(
         out_type, is_leaf=lambda x: hasattr(x, "shape") and hasattr(x, "dtype")))
 
     def kernel(*refs):
-        with contextlib.ExitStack() as stack:
-            for axis in axes:
-                stack.enter_context(AXIS_ENV.indexed(axis, 1, lambda: program_id(0)))
+        with AXIS_ENV.indexed(axis, cores, lambda: program_id(0)):
             body(*refs)
 
     kernel.__name__ = name or _fun_name(body)
-    return pallas_call(kernel, out_type, grid=(1,),
+    return pallas_call(kernel, out_type, grid=(cores,),
                        in_specs=[BlockSpec(memory_space=ANY)] * n_in,
                        out_specs=[BlockSpec(memory_space=ANY)] * n_out,
                        scratch_shapes=scratch_types, interpret=interpret,
@@ -275,10 +278,10 @@ def kernel_on_refs(body, out_type, mesh, refs, *, scratch_types, name, **params)
         else:
             body(*ins, *out_refs, *scratch)
 
-    axis = next(iter(dict(getattr(mesh, "shape", {}) or {"core": 1})))
+    axis, cores = mesh_axis(mesh, "pl.kernel")
     # (the first trace: which refs the body writes; out_type's refs are its arguments)
     order, written, scalars = _find_refs(lambda o, sc: call_body(refs, o, sc), axis,
-                                         (outs, scratch_types), kname)
+                                         (outs, scratch_types), kname, cores)
     if scalars:
         raise NotImplementedError(f"pl.kernel {kname} given refs closes over scalars "
                                   f"{[aval_of_value(c).str_short() for c in scalars]}: "
@@ -311,22 +314,14 @@ def core_map(mesh, *, compiler_params=None, interpret=False, debug=False,
     """A decorator running the decorated zero-argument function once per core of `mesh`
     (at once; it returns None), with its scratch refs as arguments (`scratch_shapes`); it
     reads and writes the Refs it closes over (pl.ANY memory: DMAs, pltpu.sync_copy) and
-    `lax.axis_index(axis)` is its core's index. mjax runs meshes of one core (a TPU v5e
-    has one TensorCore per chip). JAX: pl.core_map."""
-    shape = dict(getattr(mesh, "shape", {}) or {})
-    if len(shape) != 1:
-        raise NotImplementedError(f"pl.core_map over a mesh of axes {tuple(shape)} is not "
-                                  f"supported by mjax (a mesh of one axis is)")
-    (axis, cores), = shape.items()
-    if cores != 1:
-        raise NotImplementedError(f"pl.core_map over a mesh of {cores} cores is not "
-                                  f"supported by mjax (meshes of one core are: a kernel "
-                                  f"per core and the copies between cores are missing)")
+    `lax.axis_index(axis)` is its core's index. As JAX's, a kernel over a grid of one
+    point per core (`parallel`); meshes of one axis. JAX: pl.core_map."""
+    axis, cores = mesh_axis(mesh, "pl.core_map")
 
     def wrapped(f):
         kname = name or _fun_name(f)
-        run = lambda: _stage(f, mesh, axis, compiler_params, interpret, debug,  # noqa: E731
-                             cost_estimate, kname, scratch_shapes)
+        run = lambda: _stage(f, mesh, axis, cores, compiler_params, interpret,  # noqa: E731
+                             debug, cost_estimate, kname, scratch_shapes)
         if current_trace() is None:
             jit(run)()
         else:
@@ -335,4 +330,37 @@ def core_map(mesh, *, compiler_params=None, interpret=False, debug=False,
     return wrapped
 
 
-__all__ = ["core_map", "kernel_on_refs", "mesh_call"]
+_SEVERAL_AXES = {  # (JAX's errors: its core_map's discharge rule, its mpmd_map)
+    "pl.core_map": "Mesh must be 1D",
+    "pl.kernel": "TensorCoreMesh with more than one dimension is not supported."}
+
+
+def mesh_axis(mesh, what: str) -> tuple[str, int]:
+    """(the axis name, the core count) of a mesh of one axis; JAX's NotImplementedError
+    for a TensorCore mesh of several axes (`what`: pl.core_map or pl.kernel)."""
+    shape = dict(getattr(mesh, "shape", {}) or {})
+    if len(shape) != 1:
+        raise NotImplementedError(_SEVERAL_AXES[what])
+    (axis, cores), = shape.items()
+    return axis, int(cores)
+
+
+def core_barrier(sem, *, core_axis_name: str) -> None:
+    """Waits until every core of the axis `core_axis_name` reaches this point: each
+    signals `sem` (a regular semaphore, e.g. the barrier semaphore) on every other core,
+    then waits for the others' signals; nothing on an axis of one core.
+    JAX: pltpu.core_barrier."""
+    cores = lax.axis_size(core_axis_name)
+    me = lax.axis_index(core_axis_name)
+
+    @when(cores > 1)
+    def _():
+        with named_scope("sync_cores"):
+            for i in range(cores):
+                @when(me != i)
+                def _():
+                    semaphore_signal(sem, 1, core_index=i)
+            semaphore_wait(sem, cores - 1)
+
+
+__all__ = ["core_barrier", "core_map", "kernel_on_refs", "mesh_axis", "mesh_call"]

@@ -24,8 +24,10 @@ once, not overlapped: JAX's overlapped schedule differs).
 per ref, allocated by a pl.run_scoped or pallas_call's scratch_shapes; their specs and
 roles, input_output included, pick the blocks and copies) instead of allocating its own,
 and runs `body_prologue()` before each step's body; emit_pipeline_with_allocations gives
-the function making them for given refs (pipeline_allocations.py).
-JAX: pallas/mosaic/pipeline.py.
+the function making them for given refs (pipeline_allocations.py). With `core_axis` /
+`core_axis_name` the grid is split over the cores of that axis (pipeline_cores.py),
+each core's indices offset into the whole grid; `tiling` (pltpu.Tiling) lays out a 1-D
+block's buffer slots. JAX: pallas/mosaic/pipeline.py.
 """
 from __future__ import annotations
 
@@ -42,10 +44,11 @@ from mjax.experimental.pallas.memory import (_ONE_DMA_SEMAPHORE, async_copy, run
                                              sync_copy)
 from mjax.experimental.pallas.pipeline_allocations import (BufferedRef, BufferedRefBase,
                                                            from_pipelined)
+from mjax.experimental.pallas.pipeline_cores import partition_grid
 from mjax.experimental.pallas.pipeline_buffers import (PipelinedRef, Step, keep_unit_dims,
                                                        next_indices, prev_indices,
                                                        total_steps)
-from mjax.experimental.pallas.primitives import current_kernel, num_programs, when
+from mjax.experimental.pallas.primitives import current_kernel, when
 from mjax.experimental.pallas.ref import Ref, as_ref
 from mjax.specs.ref_slice import Slice
 from mjax.tracing.source_info import named_scope
@@ -163,10 +166,12 @@ def _body_args(groups, views, is_leaf=_is_spec) -> list:
 
 
 def _pipelined(body, grid, refs, stages, no_pipelining, prologue=None,
-               bound=False) -> None:
+               bound=False, offsets=None) -> None:
     """The pipeline over the VMEM buffers of `refs` (PipelinedRefs, pipeline_buffers.py)
     as JAX's emits it: allocated here in one run_scoped, or already `bound` to a
-    BufferedRef's refs (allocations=...). `prologue` runs before each step's body."""
+    BufferedRef's refs (allocations=...). `prologue` runs before each step's body;
+    `offsets`: this core's offsets into the grid (pipeline_cores.py). As JAX's, the
+    no_pipelining copies do not add them."""
     total = total_steps(grid)
     allocs = [r.allocations for r in refs]
 
@@ -181,7 +186,7 @@ def _pipelined(body, grid, refs, stages, no_pipelining, prologue=None,
         ids = keep_unit_dims(ids, grid)
         for r, sl in zip(refs, r_slots):
             r.set_slots(sl)
-        sched = Step(step, ids, grid, stages)
+        sched = Step(step, ids, grid, stages, offsets)
         with _pipeline_grid(sched.ids, grid):
             for r in refs:
                 sched.alias(r)
@@ -218,7 +223,7 @@ def _pipelined(body, grid, refs, stages, no_pipelining, prologue=None,
             return
 
         def main():
-            sched = Step(0, init, grid, stages)
+            sched = Step(0, init, grid, stages, offsets)
             for r in refs:
                 r.init_slots()
             for r in refs:
@@ -233,7 +238,7 @@ def _pipelined(body, grid, refs, stages, no_pipelining, prologue=None,
             for r, sl in zip(refs, slots):
                 r.set_slots(sl)
             final = prev_indices(last, grid)    # (before the step count, as JAX's)
-            sched = Step(total - 1, final, grid, stages)
+            sched = Step(total - 1, final, grid, stages, offsets)
             with _pipeline_grid(sched.ids, grid):
                 for r in refs:
                     sched.finalize(r)
@@ -268,7 +273,7 @@ def _is_bref(x) -> bool:
 
 
 def _with_allocations(body, grid, refs, allocations, extra, stages, no_pipelining,
-                      prologue) -> None:
+                      prologue, offsets=None) -> None:
     """The pipeline over the buffers of `allocations` (BufferedRefs already allocated, one
     per ref; their specs, not the pipeline's, pick the blocks)."""
     if isinstance(allocations, list):
@@ -300,16 +305,13 @@ def _with_allocations(body, grid, refs, allocations, extra, stages, no_pipelinin
         prefs.append(p)
     groups = list(allocations)
     _pipelined(lambda *views: body(*_body_args(groups, views, _is_bref), *extra), grid,
-               prefs, stages, no_pipelining, prologue, bound=True)
+               prefs, stages, no_pipelining, prologue, bound=True, offsets=offsets)
 
 
 def make_pipeline_allocations(*refs, in_specs=(), out_specs=(), tiling=None, grid=()):
     """The BufferedRefs (scratch specs: pass them to pl.run_scoped) of a pipeline over
     `refs`, one per ref, as `pipeline(*refs)` would allocate them.
     JAX: pallas/mosaic/pipeline.py _make_pipeline_allocations."""
-    if tiling is not None:
-        raise NotImplementedError("emit_pipeline's allocations with a tiling are not "
-                                  "supported by mjax")
     ctx = current_kernel("emit_pipeline allocations")
     flat = [as_ref(r, "emit_pipeline") for r in
             trace_trees.tree_leaves(refs, is_leaf=lambda x: isinstance(x, Ref))]
@@ -317,7 +319,8 @@ def make_pipeline_allocations(*refs, in_specs=(), out_specs=(), tiling=None, gri
     specs = _flat(in_specs, n_in, "in_specs") + _flat(out_specs, len(flat) - n_in,
                                                        "out_specs")
     grid = tuple(grid)
-    return tuple(from_pipelined(PipelinedRef(s, r, k < n_in, grid, ctx.memory_space(r)))
+    return tuple(from_pipelined(PipelinedRef(s, r, k < n_in, grid, ctx.memory_space(r),
+                                             tiling=tiling))
                  for k, (s, r) in enumerate(zip(specs, flat)))
 
 
@@ -352,24 +355,16 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_ax
     kernel; the refs are usually in pl.ANY). JAX: pltpu.emit_pipeline."""
     if core_axis is not None and core_axis_name is not None:
         raise ValueError("core_axis and core_axis_name cannot both be provided.")
+    if any(isinstance(g, (int, np.integer)) and g <= 0 for g in grid):
+        raise ValueError(f"All elements in the grid must be strictly positive, but got "
+                         f"grid={tuple(grid)}")
     axis = core_axis_name if core_axis is None else core_axis
-    if axis is not None:
-        # (JAX splits the grid's first parallel dim over the cores; over one core it
-        # leaves the grid whole, as here)
-        cores = num_programs(axis) if isinstance(axis, int) else lax.axis_size(axis)
-        if not isinstance(cores, (int, np.integer)):
-            raise NotImplementedError(f"Cannot partition grid over dynamic number of cores: "
-                                      f"core_axis={axis!r}")
-        if cores != 1:
-            raise NotImplementedError(f"emit_pipeline splitting its grid over {cores} cores "
-                                      f"(core_axis={axis!r}) is not supported by mjax")
+    # (this core's part of the grid, made here as JAX's: before the pipeline runs)
+    grid, offsets = partition_grid(tuple(grid), axis, dimension_semantics)
+    split = any(not isinstance(o, int) or o for o in offsets)
     if _explicit_indices:
         raise NotImplementedError("emit_pipeline(_explicit_indices=True) is not supported "
                                   "by mjax")
-    grid = tuple(grid)
-    if any(isinstance(g, (int, np.integer)) and g <= 0 for g in grid):
-        raise ValueError(f"All elements in the grid must be strictly positive, but got "
-                         f"grid={grid}")
 
     def pipeline(*refs, scratches=None, allocations=None, body_prologue=None,
                  first_cycle=None, last_cycle=None, init_accumulators=None, prefetch=None,
@@ -386,7 +381,8 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_ax
                                       "prefetch, schedule, ...) are not supported by mjax")
         if allocations is not None:
             _with_allocations(body, grid, refs, allocations, list(scratches or ()),
-                              _stages(in_specs, out_specs), no_pipelining, body_prologue)
+                              _stages(in_specs, out_specs), no_pipelining, body_prologue,
+                              offsets)
             return
         flat = trace_trees.tree_leaves(refs, is_leaf=lambda x: isinstance(x, Ref))
         flat = [as_ref(r, "emit_pipeline") for r in flat]
@@ -404,18 +400,20 @@ def emit_pipeline(body, *, grid, in_specs=(), out_specs=(), tiling=None, core_ax
                 ids.append(lax.rem(rest, grid[d]) if d else rest)
                 rest = lax.div(rest, grid[d]) if d else rest
             ids = ids[::-1]
+            if split:       # (this core's indices into the whole grid)
+                ids = [i + o for i, o in zip(ids, offsets)]
             with _pipeline_grid(ids, grid):
                 return _step(ids, carry)
 
         if not any(_is_bounded(s) for s in specs):
             groups = _spec_groups(in_specs) + _spec_groups(out_specs)
             ctx = current_kernel("emit_pipeline")
-            prefs = [PipelinedRef(sp, r, k < n_in, grid, ctx.memory_space(r))
-                     for k, (sp, r) in enumerate(zip(specs, flat))]
+            prefs = [PipelinedRef(sp, r, k < n_in, grid, ctx.memory_space(r),
+                                  tiling=tiling) for k, (sp, r) in enumerate(zip(specs, flat))]
             stages = max([2] + [r.count for r in prefs if r.buffered and getattr(
                 getattr(r.spec, "pipeline_mode", None), "buffer_count", None) is not None])
             _pipelined(lambda *views: body(*_body_args(groups, views), *extra), grid,
-                       prefs, stages, no_pipelining)
+                       prefs, stages, no_pipelining, offsets=offsets)
             return
 
         def _step(ids, carry):

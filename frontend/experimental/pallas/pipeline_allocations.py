@@ -18,6 +18,15 @@ import numpy as np
 
 from mjax.base import tree_util
 from mjax.experimental.pallas.core import MemoryRef, memory_space_name
+from mjax.experimental.pallas.tpu_info import Tiling
+
+
+def buffer_shape(count: int, block: tuple, tiling=None) -> tuple:
+    """The shape of a buffer of `count` slots of `block`: a 1-D block's slots end to end
+    (one row per slot with a SPARSE_CORE tiling), else one leading dim of slots."""
+    if len(block) == 1 and tiling is not Tiling.SPARSE_CORE:
+        return (count * block[0],)
+    return (count, *block)
 
 
 class BufferType(enum.Enum):
@@ -145,9 +154,9 @@ class BufferedRef(BufferedRefBase):
         """The buffer of `buffer_count` slots of `spec`'s block (the whole of
         `dtype_or_type`'s shape where `is_trivial_windowing`) in the spec's memory space,
         with DMA semaphores per slot; none where `source_memory_space` is that space."""
-        if tiling is not None:
-            raise NotImplementedError("pltpu.BufferedRef with a tiling is not supported by "
-                                      "mjax")
+        if tiling is not None and not isinstance(tiling, Tiling):
+            raise TypeError(f"pltpu.BufferedRef's tiling must be a pltpu.Tiling, got "
+                            f"{tiling!r}")
         space = memory_space_name(getattr(spec, "memory_space", None)) or "vmem"
         if space not in ("vmem", "smem", "hbm"):
             raise ValueError(f"Unsupported buffer memory space: {space}")
@@ -164,8 +173,7 @@ class BufferedRef(BufferedRefBase):
                                  "ref's type (with its shape), not only a dtype")
             shape = tuple(shape)
         else:
-            block = _block_elems(spec)
-            shape = (buffer_count * block[0],) if len(block) == 1 else (buffer_count, *block)
+            shape = buffer_shape(buffer_count, tuple(_block_elems(spec)), tiling)
         sems = DmaSemaphores(buffer_count)
         trivial_or = (lambda other: None if is_trivial_windowing or other else sems)
         return cls(spec, buffer_type, buffer_count,
@@ -226,4 +234,5 @@ def from_pipelined(r) -> BufferedRef:
                        is_trivial_windowing=r.trivial, has_allocated_buffer=r.buffered)
 
 
-__all__ = ["BufferType", "BufferedRef", "BufferedRefBase", "DmaSemaphores", "from_pipelined"]
+__all__ = ["BufferType", "BufferedRef", "BufferedRefBase", "DmaSemaphores", "buffer_shape",
+           "from_pipelined"]

@@ -33,7 +33,7 @@ from mjax.jaxpr.api import make_jaxpr
 from mjax.experimental.pallas.core import (Blocked, BoundedSlice, Element, MemoryRef,
                                            Squeezed, memory_space_name)
 from mjax.experimental.pallas.memory import make_async_copy, sync_copy
-from mjax.experimental.pallas.pipeline_allocations import DmaSemaphores
+from mjax.experimental.pallas.pipeline_allocations import DmaSemaphores, buffer_shape
 from mjax.experimental.pallas.primitives import when
 from mjax.experimental.pallas.ref import Ref
 from mjax.specs.ref_slice import Slice
@@ -79,10 +79,11 @@ def prev_indices(indices, grid) -> tuple:
     return keep_unit_dims(tuple(reversed(out)), grid)
 
 
-def _offset(indices) -> tuple:
-    # (JAX adds each core's offset into the grid here; mjax splits no grid over cores,
-    # and keeps the adds of 0 so that the kernel's ops are JAX's)
-    return tuple(i + 0 for i in indices)
+def _offset(indices, offsets=None) -> tuple:
+    """The indices plus each core's offset into the grid (0 where a pipeline's grid is
+    not split over cores: the adds are kept, as JAX's kernel has them)."""
+    offsets = (0,) * len(indices) if offsets is None else offsets
+    return tuple(i + o for i, o in zip(indices, offsets))
 
 
 def _advance(slot, pred):
@@ -130,9 +131,11 @@ class PipelinedRef:
 
     def __init__(self, spec, ref: Ref, is_input: bool, grid, source_space, *,
                  is_output: bool | None = None, count: int | None = None,
-                 trivial: bool | None = None, lookahead: bool | None = None):
+                 trivial: bool | None = None, lookahead: bool | None = None,
+                 tiling=None):
         # (count, trivial and lookahead given: a pltpu.BufferedRef's, made beforehand)
         self.spec, self.src, self.is_input = spec, ref, is_input
+        self.tiling = tiling             # (pltpu.Tiling: a 1-D block's buffer layout)
         self.is_output = not is_input if is_output is None else is_output
         mode = getattr(spec, "pipeline_mode", None)
         self.lookahead = bool(getattr(mode, "use_lookahead", False)) if lookahead is None \
@@ -198,7 +201,7 @@ class PipelinedRef:
             shape = tuple(self.src.shape)
         else:
             block = tuple(d for d in self.dims if d is not None)
-            shape = (self.count * block[0],) if len(block) == 1 else (self.count, *block)
+            shape = buffer_shape(self.count, block, self.tiling)
         out = [MemoryRef(shape, self.src.dtype, self.space)]
         if self.is_input and not self.trivial:
             out.append(DmaSemaphores(self.count))
@@ -344,19 +347,20 @@ class Step:
     """One step of the pipeline's loop (`step` traced, or a Python int before and after
     the loop) at grid indices `ids`. JAX: Scheduler."""
 
-    def __init__(self, step, ids, grid, stages: int):
+    def __init__(self, step, ids, grid, stages: int, offsets=None):
         # (the step count made again by each step, as JAX's: ops where the grid is traced)
         self.step, self.grid, self.total = step, grid, total_steps(grid)
+        self.offsets = offsets
         self.first = step == 0
         self.last = step == self.total - 1
-        self.ids = _offset(ids)
-        self.prev = _offset(prev_indices(ids, grid))
+        self.ids = _offset(ids, offsets)
+        self.prev = _offset(prev_indices(ids, grid), offsets)
         nxt = next_indices(ids, grid)
-        self.next = _offset(nxt)
+        self.next = _offset(nxt, offsets)
         self.fetch = [self.ids, self.next]
         for _ in range(stages - 1):
             nxt = next_indices(nxt, grid)
-            self.fetch.append(_offset(nxt))
+            self.fetch.append(_offset(nxt, offsets))
 
     # -- when a ref's block changes ---------------------------------------------------------
     def out_of_fetch(self, r: PipelinedRef):
@@ -390,7 +394,7 @@ class Step:
                 return
             if r.lookahead:
                 if k == 0:          # (the first block is always fetched)
-                    ids = _offset(r.next_fetch)
+                    ids = _offset(r.next_fetch, self.offsets)
                     when(self.first)(lambda: r.start_in(ids))
                     r.copy_in = _advance(r.copy_in, self.first)
                 else:
@@ -427,7 +431,7 @@ class Step:
 
         def body(carry):
             cur, nxt, fetched = carry
-            cur_ids, nxt_ids = _offset(cur), _offset(nxt)
+            cur_ids, nxt_ids = _offset(cur, self.offsets), _offset(nxt, self.offsets)
             changed = differ(r.block_index(cur_ids), r.block_index(nxt_ids))
             saved, r.copy_in = r.copy_in, fetched
             when(changed)(lambda: r.start_in(nxt_ids))

@@ -21,6 +21,7 @@ import numpy as np
 
 from mjax import lax
 from mjax.specs import dtypes
+from mjax.specs.sharding_impls import get_abstract_mesh
 from mjax import numpy as jnp
 from mjax.config import config
 from mjax.tracing.core import aval_of_value, bind
@@ -42,7 +43,8 @@ from mjax.experimental.pallas.keys import (sample_block, stateful_bernoulli, sta
 from mjax.experimental.pallas.pipeline import emit_pipeline, emit_pipeline_with_allocations
 from mjax.experimental.pallas.pipeline_allocations import (BufferType, BufferedRef,
                                                            BufferedRefBase)
-from mjax.experimental.pallas.tpu_info import (ChipVersion, TpuInfo, get_tpu_info,
+from mjax.experimental.pallas.mesh_kernels import core_barrier
+from mjax.experimental.pallas.tpu_info import (ChipVersion, Tiling, TpuInfo, get_tpu_info,
                                                get_tpu_info_for_chip, is_tpu_device)
 from mjax.experimental.pallas.ref import ReshapedRef, as_ref
 from mjax.experimental.pallas.tpu_mxu import matmul_acc_lhs, matmul_pop, matmul_push_rhs
@@ -407,7 +409,6 @@ def get_barrier_semaphore():
     return Ref(sem)
 
 
-core_barrier = _not_supported("core_barrier", "barriers between the cores of a mesh")
 def run_on_first_core(core_axis_name: str):
     """A decorator that runs the function on core 0 of the mesh axis `core_axis_name`:
     on a one-core axis it calls the function directly (returning its result), otherwise
@@ -446,11 +447,16 @@ class TensorCoreMesh:
 
 def create_tensorcore_mesh(axis_name: str, devices=None, num_cores: int | None = None):
     """A mesh of the chip's TensorCores along `axis_name` (`num_cores` of them, or as many
-    as the first device has). JAX: pltpu.create_tensorcore_mesh."""
+    as the abstract mesh's device or the first device has). JAX:
+    pltpu.create_tensorcore_mesh."""
     if devices is not None and num_cores is not None:
         raise ValueError("cannot specify both devices and num_cores")
     if num_cores is None:
-        device = (list(devices) if devices is not None else devices_())[0]
+        # (as JAX's: the abstract mesh's device, e.g. a v5p of 2 cores named off the chip
+        # by jax.sharding.use_abstract_mesh, else the first device)
+        abstract = get_abstract_mesh().abstract_device if devices is None else None
+        device = abstract if abstract is not None else (
+            list(devices) if devices is not None else devices_())[0]
         num_cores = int(getattr(device, "num_cores", 1) or 1)
     return TensorCoreMesh(np.array([TensorCore(i) for i in range(num_cores)]),
                           [axis_name])
@@ -467,10 +473,6 @@ class _Unsupported:
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(f"pltpu.{type(self).__name__} is not supported by mjax: "
                                   f"{self._what}")
-
-
-class Tiling(_Unsupported):
-    _what = mjax_unsupported = "TPU memory tilings (used by emit_pipeline)"
 
 
 __all__ = ["ANY", "ARBITRARY", "AsyncCopyDescriptor", "BufferType", "BufferedRef",

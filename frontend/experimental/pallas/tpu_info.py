@@ -190,6 +190,18 @@ del _V
 registry: dict[str, Callable[[], TpuInfo]] = {}
 
 
+class Tiling(enum.Enum):
+    """How a TPU memory buffer is tiled: COMPACT (TensorCore (8, 128) tiles; a
+    pipeline's 1-D block buffers are flat) or SPARSE_CORE (tiles of 8; a pipeline keeps
+    a 1-D block's buffer slots as rows). JAX: pltpu.Tiling."""
+    COMPACT = enum.auto()
+    SPARSE_CORE = enum.auto()
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (8, 128) if self is Tiling.COMPACT else (8,)
+
+
 def _info(chip_version: ChipVersion, num_cores: int) -> TpuInfo:
     if chip_version not in _PER_CORE:
         raise ValueError(f"Unsupported TPU chip version: {chip_version}")
@@ -265,5 +277,5 @@ def is_tpu_device() -> bool:
     return chip_version_from_device_kind(kind) is not None
 
 
-__all__ = ["ChipVersion", "SparseCoreInfo", "TpuInfo", "chip_version_from_device_kind",
+__all__ = ["ChipVersion", "SparseCoreInfo", "Tiling", "TpuInfo", "chip_version_from_device_kind",
            "get_tpu_info", "get_tpu_info_for_chip", "is_tpu_device", "registry"]
