@@ -4,6 +4,7 @@ JAX: pallas/core.py. Plain data: pallas_call (pallas_call.py) reads them.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 from typing import Any, Callable, Sequence
@@ -198,3 +199,24 @@ def strides_from_shape(shape) -> tuple[int, ...]:
         size = size // s if s else 0
         strides.append(size)
     return tuple(strides)
+
+
+class _ExportMode:
+    dynamic_shapes = False
+
+
+@contextlib.contextmanager
+def pallas_export_experimental(dynamic_shapes: bool):
+    """Within it, Pallas calls on symbolically shaped arrays (jax.export with
+    symbolic_shape) may have dynamically shaped blocks (`dynamic_shapes`); with static
+    shapes a kernel lowers as without it. JAX: pl.pallas_export_experimental."""
+    saved, _ExportMode.dynamic_shapes = _ExportMode.dynamic_shapes, dynamic_shapes
+    try:
+        yield
+    finally:
+        _ExportMode.dynamic_shapes = saved
+
+
+def dynamic_shapes_export_enabled() -> bool:
+    """Whether pallas_export_experimental(dynamic_shapes=True) is in force."""
+    return _ExportMode.dynamic_shapes

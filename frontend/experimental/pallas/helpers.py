@@ -17,7 +17,8 @@ from mjax.base import trace_trees, tree_util
 from mjax.config import config
 from mjax.dialect.ops.pallas import PallasCallOp
 from mjax.experimental.pallas.core import (Blocked, BoundedSlice, CostEstimate, Element,
-                                           MemoryRef, MemorySpace, Squeezed)
+                                           MemoryRef, MemorySpace, Squeezed,
+                                           pallas_export_experimental)
 from mjax.experimental.pallas import primitives as _p
 from mjax.jit.jitted import jit
 from mjax.tracing.core import current_trace
@@ -272,8 +273,6 @@ def get_global(what):
 
 
 get_global.mjax_unsupported = None       # (as JAX's on the TPU: not listed)
-pallas_export_experimental = _not_supported("pallas_export_experimental",
-                                            "the export mode of Pallas calls")
 
 
 pallas_call_p = primitive_of(PallasCallOp)

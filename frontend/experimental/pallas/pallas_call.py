@@ -30,10 +30,12 @@ from mjax.dialect.ops.pallas import (COST_FIELDS, DYNAMIC, MEMORY_SPACES, SQUEEZ
 from mjax.dialect.ops.random import KEY_SHAPES
 from mjax.dialect.types import RefAval, ShapedArray
 from mjax.jit.jitted import jit
+from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, CostEstimate,
                                            Element, GridSpec, Squeezed, memory_space_name,
-                                           no_block_spec)
+                                           dynamic_shapes_export_enabled, no_block_spec)
 from mjax.experimental.pallas.keys import KeyRef, key_block_spec
+from mjax.experimental.pallas import lockstep  # noqa: F401  (registers the wait check)
 from mjax.experimental.pallas.primitives import KernelContext
 from mjax.lax.prng import PRNGKeyArray
 from mjax.experimental.pallas.ref import Ref
@@ -148,6 +150,23 @@ def _block_shape(spec, aval: ShapedArray, what: str) -> tuple[int, ...]:
             raise TypeError(f"Block shape for {what} (= {bs}) holds {b!r}; expected ints, "
                             f"None or pl.Squeezed()")
     return tuple(out)
+
+
+def _static_block(bs, origin: str) -> None:
+    """JAX's refusal of a dynamically shaped block (of an array of symbolic shape, under
+    jax.export); with pallas_export_experimental(dynamic_shapes=True) JAX lowers such
+    blocks, mjax does not."""
+    if not any(is_symbolic_dim(b) for b in bs):
+        return
+    if not dynamic_shapes_export_enabled():
+        raise ValueError(f"shape polymorphism for Pallas does not support dynamically-shaped "
+                         f"blocks. Block spec for {origin} has block_shape: {bs}. If this is "
+                         f"intentional, use the core.pallas_export_experimental("
+                         f"dynamic_shapes=True) context manager to enable dynamic shapes.")
+    raise NotImplementedError(f"pallas_call with a dynamically shaped block (block spec for "
+                              f"{origin}: {bs}) under pallas_export_experimental("
+                              f"dynamic_shapes=True) is not supported by mjax: its Mosaic "
+                              f"lowering takes static block shapes")
 
 
 def _module_names(module) -> set[str]:
@@ -416,6 +435,7 @@ class _PallasCall:
                 for i, (spec, aval) in enumerate(zip(specs, avals)):
                     what = f"{'input' if kind == 'in' else 'output'} {i} of {self.name}"
                     bs = _block_shape(spec, aval, what)
+                    _static_block(bs, f"{'args' if kind == 'in' else 'outputs'}[{i}]")
                     imap = _trace_index_map(module, None if spec is None else spec.index_map,
                                             grid, aval, what,
                                             _fresh(names, f"{kname}_{kind}{i}_index_map"),
