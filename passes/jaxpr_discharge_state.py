@@ -49,9 +49,20 @@ def is_ref(v: ir.Value) -> bool:
     return isinstance(v.type, ir.MemRefType)
 
 
+# Discharge of a cond as predicated straight-line code, for interpreted kernels whose
+# devices run in lockstep (passes/pallas_mesh.py): {"applies": cond -> bool, "rule",
+# "syncs": op -> whether it holds DMAs or semaphore ops}
+PREDICATED_COND: dict = {}
+
+
 class Discharge:
     """Emits the value form of blocks at `ip`; `env` maps old values to new ones (a ref
-    maps to its current value). `grid` (with `grid_ids`) replaces grid queries."""
+    maps to its current value). `grid` (with `grid_ids`) replaces grid queries.
+    `active` (an i1 scalar, or None: always) says whether the ops run: ref updates of an
+    inactive run leave the refs as they were (a predicated branch, passes/pallas_mesh.py);
+    region rules marked `masks_itself` take it into account themselves."""
+
+    active = None
 
     def __init__(self, ip: ir.InsertionPoint, env: dict, grid=None, grid_ids=None,
                  grid_bounds=None):
@@ -81,7 +92,8 @@ class Discharge:
             with op.location:
                 new, results = rule(self.builder(op), ref, values, starts, **view.params)
             if new is not None:
-                self.env[op.operands[0]] = new
+                self.env[op.operands[0]] = self.masked(op.location, new,
+                                                       self.env[op.operands[0]])
             self.env.update(zip(op.results, results))
             return
         if cls is S.RefNewOp:       # (a ref made inside the function: its initial value)
@@ -110,13 +122,31 @@ class Discharge:
             if region_rule is None:
                 raise op_error(op, f"{DISCHARGE.why(cls)} (only ref ops and "
                                    f"jaxpr.while/scan/cond may use refs)")
+            if cls is C.CondOp and PREDICATED_COND and PREDICATED_COND["applies"](op):
+                region_rule = PREDICATED_COND["rule"]
+            elif self.active is not None and PREDICATED_COND and PREDICATED_COND[
+                    "syncs"](op) and not getattr(region_rule, "masks_itself", False):
+                raise op_error(op, "a loop holding semaphore waits or remote DMAs inside "
+                                   "a pl.when in an interpreted kernel on a shard_map's "
+                                   "devices is not supported by mjax")
+            refs = _refs_in(op.operands)
+            before = [self.env[v] for v in refs]
             with op.location:
                 region_rule(self, op)
+            if not getattr(region_rule, "masks_itself", False):
+                for v, old in zip(refs, before):
+                    self.env[v] = self.masked(op.location, self.env[v], old)
             return
         if self.grid is not None and len(op.regions):
             _check_no_grid_queries(op)
         new = clone_into(op, self.ip, self.env)
         self.env.update(zip(op.results, new.results))
+
+    def masked(self, loc, new, old):
+        """`new` where this run is active, else `old`."""
+        if self.active is None or new is old:
+            return new
+        return Builder(self.ip, loc).select_n(self.active, old, new)
 
     def nested(self, ip, env) -> "Discharge":
         # (a dynamic grid bound is a value of the enclosing function: not visible in an

@@ -21,15 +21,16 @@ lockstep cannot run first: the count is poisoned and the call reports it
 """
 from __future__ import annotations
 
+import numpy as np
 from jaxlib.mlir import ir
 
-from mjax.dialect.builder import Builder
 from mjax.dialect.types import aval_of
 from mjax.passes.batching import batch_function
+from mjax.passes.jaxpr_discharge_state import PREDICATED_COND, Discharge, is_ref
 from mjax.passes.ir_util import callee_of, clone_into, nested_ops, set_results, symbol_name
 from mjax.passes.jaxpr_pallas_interpret import expand_pallas_call
 from mjax.passes.rules.pallas import MESH_BATCH
-from mjax.passes.rules.pallas_remote import on_mesh
+from mjax.passes.rules.pallas_remote import current_mesh, on_mesh
 
 
 _TALK = ("jaxpr.dma_start", "jaxpr.dma_wait", "jaxpr.semaphore_signal")
@@ -76,5 +77,77 @@ def _batch_on_mesh(batcher, op, vals, dims, b):
 
 
 MESH_BATCH.update(rule=_batch_on_mesh, applies=_names_devices)
+
+
+# ---- conds as predicated code ------------------------------------------------------------
+_SYNC = ("jaxpr.dma_start", "jaxpr.dma_wait", "jaxpr.semaphore_signal",
+         "jaxpr.semaphore_wait", "jaxpr.get_barrier_semaphore")
+
+
+# ops whose results are the same on every device (given the same operands)
+_UNIFORM = ("jaxpr.program_id", "jaxpr.num_programs", "jaxpr.constant")
+
+
+def _uniform(v, seen=None) -> bool:
+    """Whether value `v` of a kernel is the same on every device: made from grid queries
+    and constants only (a cond's block argument: the cond's operand). Anything read
+    from a ref, the device's axis_index or a loop's carry counts as varying."""
+    seen = set() if seen is None else seen
+    if v in seen:
+        return False
+    seen.add(v)
+    if isinstance(v, ir.BlockArgument):
+        parent = v.owner.owner
+        if parent is None or parent.name != "jaxpr.cond":
+            return False
+        return _uniform(list(parent.operands)[1 + v.arg_number], seen)
+    owner = v.owner
+    if owner.name in _UNIFORM:
+        return True
+    if len(owner.regions) or owner.name in ("jaxpr.axis_index", "jaxpr.ref_get") or (
+            is_ref(v)):
+        return False
+    return all(_uniform(x, seen) for x in owner.operands)
+
+
+def _syncs(op) -> bool:
+    """Whether `op`, discharged for devices in lockstep, holds DMAs or semaphore ops."""
+    return current_mesh() is not None and any(inner.name in _SYNC
+                                              for inner in nested_ops(op))
+
+
+def _predicated(op) -> bool:
+    """Whether cond `op` must run predicated: it synchronizes and its index may differ
+    across the devices."""
+    return _syncs(op) and not _uniform(op.operands[0])
+
+
+def _predicated_cond(d, op):
+    """A cond (a pl.when) holding DMAs or semaphore ops, each device on a shard_map
+    running its own branch: every branch runs in turn, its ref updates only where this
+    device takes it (`active`), its remote writes only from the devices taking it (and
+    into any device, whichever branch that one takes: a select of the branches' results,
+    as batching a cond makes, would drop them), its results selected by the index."""
+    b = d.builder(op)
+    index, *ops = list(op.operands)
+    idx = d.env[index]
+    outs = []
+    for k, region in enumerate(op.regions):
+        block = region.blocks[0]
+        env = dict(zip(block.arguments, [d.env[v] for v in ops]))
+        hit = b.eq(idx, b.constant(np.array(k, aval_of(idx.type).dtype)))
+        inner = Discharge(d.ip, env, d.grid, d.grid_ids, d.grid_bounds)
+        inner.active = hit if d.active is None else b.emit("and", d.active, hit)[0]
+        outs.append(inner.run(block))
+        for a, v in zip(block.arguments, ops):
+            if is_ref(v):
+                d.env[v] = env[a]
+    for j, r in enumerate(op.results):
+        cases = [o[j] for o in outs]
+        d.env[r] = cases[0] if len(cases) == 1 else b.select_n(idx, *cases)
+
+
+_predicated_cond.masks_itself = True
+PREDICATED_COND.update(rule=_predicated_cond, applies=_predicated, syncs=_syncs)
 
 __all__: list[str] = []

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from mjax.dialect.ops.callbacks import CallbackOp
 from mjax.dialect.ops.pallas_remote import RemoteUpdateOp
 from mjax.dialect.types import aval_of
 from mjax.passes.rules import batch_util as B
@@ -64,23 +65,39 @@ def coordinates(b, ids, device_id_type: str, mesh) -> list:
     return list(ids)
 
 
-def remote_write(b, dst, window, value, coords, add: bool = False):
+def remote_write(b, dst, window, value, coords, add: bool = False, active=None):
     """`dst` after `value` (the window's shape less its squeezed dims) is written (added)
-    into `window` = (starts, sizes, squeezed) of the device at `coords`."""
+    into `window` = (starts, sizes, squeezed) of the device at `coords` (where `active`:
+    an i1 scalar, None for always)."""
     starts, sizes, squeezed = window
     if tuple(aval_of(value.type).shape) != tuple(sizes):
         value = b.reshape(value, new_sizes=tuple(sizes))
     axes, shape = current_mesh()
-    active = b.constant(np.array(True))
+    if active is None:
+        active = b.constant(np.array(True))
     return b.emit(RemoteUpdateOp, dst, value, active, *starts, *coords, axes=axes,
                   mesh_shape=shape, add=add)[0]
 
 
-def lockstep_wait(b, old, amount):
-    """A wait's new count: `old - amount`, or POISON where `old` is too small."""
-    poison = b.broadcast_in_dim(b.constant(np.int32(POISON)),
-                                shape=aval_of(old.type).shape, broadcast_dimensions=())
-    return b.select_n(b.ge(old, amount), poison, b.sub(old, amount))
+# The host callback reporting a wait lockstep cannot satisfy: {"callback_id": id}, set
+# by the frontend (mjax.experimental.pallas.tpu registers it)
+REPORT: dict = {}
+
+
+def lockstep_wait(b, old, amount, active=None):
+    """A wait's new count (`old` an i32 scalar): `old - amount`; where `old` is too small
+    POISON, and the frontend's report callback raises (a wait lockstep cannot satisfy);
+    `old` where not `active` (an i1 scalar, None: always)."""
+    short = b.lt(old, amount)
+    taken = b.sub(old, amount)
+    if active is not None:
+        short = b.emit("and", short, active)[0]
+        taken = b.select_n(active, old, taken)
+    if "callback_id" in REPORT:
+        b.emit(CallbackOp, short, old, amount, callback_id=REPORT["callback_id"],
+               effect="unordered", result_shapes=None, result_dtypes=None,
+               vmap_method=None)
+    return b.select_n(short, taken, b.constant(np.int32(POISON)))
 
 
 for _table, _why in (
@@ -150,5 +167,5 @@ def _scatter(b, vals, mesh_shape, add, resolved):
     return b.reshape(out, new_sizes=lead + tuple(dshape))
 
 
-__all__ = ["POISON", "coordinates", "current_mesh", "lockstep_wait", "on_mesh",
+__all__ = ["POISON", "REPORT", "coordinates", "current_mesh", "lockstep_wait", "on_mesh",
            "remote_write"]

@@ -222,16 +222,24 @@ def _device_coords(b, env, op) -> list:
     return R.coordinates(b, ids, p["device_id_type"], R.current_mesh())
 
 
-def _sem_take(b, sem, idx, amount):
+def _sem_take(b, sem, idx, amount, active=None):
     """`sem` after a wait for `amount` at `idx`: subtracted, or (devices in lockstep) the
-    count poisoned where it is too small (the wait would hang)."""
+    count poisoned and reported where it is too small (the wait would hang); nothing
+    where not `active`."""
     if R.current_mesh() is None:
         return _sem_add(b, sem, idx, b.neg(amount))
     a = aval_of(sem.type)
     one = (1,) * a.ndim
     squeezed = tuple(range(a.ndim))
     old = _read(b, sem, idx, one, squeezed)
-    return _write(b, sem, idx, one, squeezed, R.lockstep_wait(b, old, amount))
+    return _write(b, sem, idx, one, squeezed, R.lockstep_wait(b, old, amount, active))
+
+
+def _masks_itself(rule):
+    """Marks a discharge rule that honours a predicated run's `active` itself (remote
+    writes land on the devices they name whether or not those run the branch)."""
+    rule.masks_itself = True
+    return rule
 
 
 def _local_operands(op) -> list:
@@ -240,15 +248,28 @@ def _local_operands(op) -> list:
                                                      or 0)]
 
 
+@_masks_itself
 def _dma_start(d, op):
+    refs = P.DmaStartOp.layout(_local_operands(op), *_dma_layout_params(op))[0]
+    before = {r: d.env[r] for r in refs}
+    remote = _dma_start_effects(d, op)
+    for r in refs[3:] if remote else refs:      # (a remote dst is never masked here)
+        d.env[r] = d.masked(op.location, d.env[r], before[r])
+
+
+def _dma_layout_params(op):
+    p = op.opview.params
+    return (p["has_src_sem"], p["src_levels"], p["dst_levels"], p["src_sizes"],
+            p["dst_sizes"], p["dst_sem_levels"], p["src_sem_levels"])
+
+
+def _dma_start_effects(d, op) -> bool:
+    """The DMA's copy and signals; whether it is remote."""
     remote = _local_only(op)
     p = op.opview.params
     env = d.env
     b = d.builder(op)
-    refs, starts, dyn = P.DmaStartOp.layout(_local_operands(op), p["has_src_sem"],
-                                            p["src_levels"], p["dst_levels"],
-                                            p["src_sizes"], p["dst_sizes"],
-                                            p["dst_sem_levels"], p["src_sem_levels"])
+    refs, starts, dyn = P.DmaStartOp.layout(_local_operands(op), *_dma_layout_params(op))
     starts = [[_i32(b, env[s]) for s in st] for st in starts]
     dyn = [[env[v] for v in x] for x in dyn]
     src, dst = env[refs[0]], env[refs[1]]
@@ -274,16 +295,17 @@ def _dma_start(d, op):
         env[refs[1]] = (_view_write(b, dst, dv, value) if dv[2] is not None
                         else _write(b, dst, *dv[0], value))
         _signal(b, env, p, refs, starts)
-        return
+        return False
     sw = _window(b, refs[0], starts[0], p["src_sizes"], p["src_squeezed"],
                  p["src_levels"], dyn[0])
     window = _window(b, refs[1], starts[1], p["dst_sizes"], p["dst_squeezed"],
                      p["dst_levels"], dyn[1])
     if remote:
         coords = _device_coords(b, env, op)
-        env[refs[1]] = R.remote_write(b, dst, window, _read(b, src, *sw), coords, p["add"])
-        _signal(b, env, p, refs, starts, coords)
-        return
+        env[refs[1]] = R.remote_write(b, dst, window, _read(b, src, *sw), coords, p["add"],
+                                      d.active)
+        _signal(b, env, p, refs, starts, coords, d.active)
+        return True
     if dyn[0] or dyn[1]:
         env[refs[1]] = _bounded_copy(b, src, sw, dst, window, p["add"])
     else:
@@ -292,9 +314,10 @@ def _dma_start(d, op):
             value = b.add(_read(b, dst, *window), value)
         env[refs[1]] = _write(b, dst, *window, value)
     _signal(b, env, p, refs, starts)
+    return False
 
 
-def _signal(b, env, p, refs, starts, coords=None) -> None:
+def _signal(b, env, p, refs, starts, coords=None, active=None) -> None:
     """A DMA's semaphores signalled (+1; dst_sem on the device at `coords` if given)."""
     one = b.constant(np.int32(1))
     for k in range(2, len(refs)):      # dst_sem, then src_sem (the same ref may be both)
@@ -306,11 +329,12 @@ def _signal(b, env, p, refs, starts, coords=None) -> None:
         if k == 2 and coords is not None:
             nd = aval_of(refs[k].type).ndim
             env[refs[k]] = R.remote_write(b, env[refs[k]], (idx, (1,) * nd, ()),
-                                          one, coords, add=True)
+                                          one, coords, True, active)
         else:
             env[refs[k]] = _sem_add(b, env[refs[k]], idx, one)
 
 
+@_masks_itself
 def _dma_wait(d, op):
     _local_only(op)
     b = d.builder(op)
@@ -321,7 +345,7 @@ def _dma_wait(d, op):
     idx = [_i32(b, d.env[s]) for s in idx]
     if p["sem_levels"]:
         idx = _window(b, sem, idx, p["sem_sizes"], p["sem_squeezed"], p["sem_levels"])[0]
-    d.env[sem] = _sem_take(b, d.env[sem], idx, b.constant(np.int32(1)))
+    d.env[sem] = _sem_take(b, d.env[sem], idx, b.constant(np.int32(1)), d.active)
 
 
 def _sem_index(b, d, op, at: int) -> list:
@@ -335,6 +359,7 @@ def _sem_index(b, d, op, at: int) -> list:
 
 
 def _semaphore(sign):
+    @_masks_itself
     def rule(d, op):
         remote = _local_only(op)
         b = d.builder(op)
@@ -345,11 +370,12 @@ def _semaphore(sign):
         if remote:
             nd = aval_of(sem.type).ndim
             d.env[sem] = R.remote_write(b, d.env[sem], (idx, (1,) * nd, ()), value,
-                                        _device_coords(b, d.env, op), add=True)
+                                        _device_coords(b, d.env, op), True, d.active)
         elif sign > 0:
-            d.env[sem] = _sem_add(b, d.env[sem], idx, value)
+            d.env[sem] = d.masked(op.location, _sem_add(b, d.env[sem], idx, value),
+                                  d.env[sem])
         else:
-            d.env[sem] = _sem_take(b, d.env[sem], idx, value)
+            d.env[sem] = _sem_take(b, d.env[sem], idx, value, d.active)
     return rule
 
 
@@ -361,6 +387,7 @@ def _semaphore_read(d, op):
     d.env[op.results[0]] = _read(b, d.env[sem], idx, (1,) * a.ndim, tuple(range(a.ndim)))
 
 
+@_masks_itself
 def _run_scoped(d, op):
     from mjax.passes.jaxpr_discharge_state import Discharge
     from mjax.passes.jaxpr_pallas_interpret import uninitialized
@@ -377,6 +404,7 @@ def _run_scoped(d, op):
                 else np.broadcast_to(uninitialized(s.dtype), s.shape))
         env[a] = b.constant(init)
     inner = Discharge(d.ip, env, d.grid, d.grid_ids, d.grid_bounds)
+    inner.active = d.active         # (its writes masked as the enclosing run's)
     outs = inner.run(block)
     for a, v in zip(args[:n], op.operands):     # (refs the body wrote)
         if v in d.env:

@@ -20,6 +20,7 @@ from jax.experimental import pallas as jpl  # noqa: E402
 from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
+from mjax.experimental.pallas.lockstep import PallasDeadlockError  # noqa: E402
 
 import test_remote_dma as G  # noqa: E402  (the guide's kernels, for both libraries)
 
@@ -371,7 +372,7 @@ def test_jax_reduce_scatter_sum_example(n):
 
 def even_to_odd(jx, lpl, lpltpu, n):
     """Device-dependent branches around the DMAs: the even devices keep their block and
-    send it to the right, the odd ones wait for it (JAX's interpreter runs it)."""
+    send it to the right, the odd ones wait for it."""
     def kernel(x_ref, o_ref, local_sem, send_sem, recv_sem):
         my_id = jx.lax.axis_index("x")
         local = lpltpu.make_async_copy(x_ref, o_ref, local_sem)
@@ -397,10 +398,50 @@ def even_to_odd(jx, lpl, lpltpu, n):
         scratch_shapes=[lpltpu.SemaphoreType.DMA] * 3)
 
 
-def test_device_dependent_branches_are_refused():
-    # (JAX runs them: its devices run apart. Lockstep's select per device would lose
-    # the writes into devices not taking the branch, so mjax refuses them)
+@pytest.mark.parametrize("n", [4, 8])
+def test_device_dependent_branches(n):
+    # (each device runs the branch its id picks: the even ones' writes land in the odd
+    # ones, which take the other branch)
+    x = _rand((8 * n, 128))
+    b = x.reshape(n, 8, 128).copy()
+    b[1::2] = b[0::2]
+    _check(even_to_odd, (n,), ("x",), lambda P: P("x"), lambda P: P("x"), x,
+           b.reshape(x.shape), n)
+
+
+def _waiter(signal_first):
+    """Each device waits for its right neighbour's signal: sent before the wait (runs),
+    or after it (every device waits first: a deadlock, where JAX's interpreter hangs)."""
+    def make(jx, lpl, lpltpu, n):
+        def kernel(x_ref, o_ref, sem, dma_sem):
+            my_id = jx.lax.axis_index("x")
+            left = jx.lax.rem(my_id + n - 1, np.int32(n))
+            if signal_first:
+                lpl.semaphore_signal(sem, 1, device_id=(left,))
+            lpl.semaphore_wait(sem, 1)
+            if not signal_first:
+                lpl.semaphore_signal(sem, 1, device_id=(left,))
+            copy = lpltpu.make_async_copy(x_ref, o_ref, dma_sem)
+            copy.start()
+            copy.wait()
+        return lpl.pallas_call(
+            kernel, out_shape=jx.ShapeDtypeStruct((8, 128), np.float32),
+            in_specs=[lpl.BlockSpec(memory_space=lpl.ANY)],
+            out_specs=lpl.BlockSpec(memory_space=lpl.ANY),
+            scratch_shapes=[lpltpu.SemaphoreType.REGULAR, lpltpu.SemaphoreType.DMA])
+    return make
+
+
+def test_wait_signalled_before_runs():
     x = _rand((32, 128))
-    with pytest.raises(NotImplementedError, match="under control flow that differs "
-                                                  "across the devices"):
-        _run(mjax, even_to_odd, (4,), ("x",), lambda P: P("x"), lambda P: P("x"), x, 4)
+    _check(_waiter(True), (4,), ("x",), lambda P: P("x"), lambda P: P("x"), x, x, 4)
+
+
+def test_deadlock_is_reported():
+    # (JAX's interpreter waits forever: not run here. The callback's error reaches the
+    # caller as it is or, read back from the devices, in XLA's JaxRuntimeError)
+    x = _rand((32, 128))
+    with pytest.raises((PallasDeadlockError, mjax.errors.JaxRuntimeError),
+                       match=r"found count 0 < 1: mjax runs the devices' kernel "
+                             r"instances in lockstep"):
+        _run(mjax, _waiter(False), (4,), ("x",), lambda P: P("x"), lambda P: P("x"), x, 4)

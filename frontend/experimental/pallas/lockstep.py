@@ -1,0 +1,32 @@
+"""The host callback that reports a semaphore wait an interpreted Pallas TPU kernel on a
+shard_map's devices cannot satisfy (passes/pallas_mesh.py runs the devices' kernel
+instances in lockstep: a wait finding too small a count would hang, or needs an op that
+some device runs later than lockstep can run it first). It raises in the caller, where
+JAX's interpreter would wait forever."""
+from __future__ import annotations
+
+import numpy as np
+
+from mjax.arrays.host_callbacks import raise_in_caller, register
+from mjax.passes.rules.pallas_remote import REPORT
+
+
+class PallasDeadlockError(RuntimeError):
+    """A semaphore wait in an interpreted kernel that no earlier op signals enough."""
+
+
+def _check_wait(short, count, amount):
+    if np.any(short):
+        raise_in_caller(PallasDeadlockError(
+            f"a semaphore wait (semaphore_wait or a DMA's wait) in a Pallas kernel "
+            f"interpreted on a shard_map's devices found count {int(np.min(count))} < "
+            f"{int(np.max(amount))}: mjax runs the devices' kernel instances in lockstep, "
+            f"and no op before it on any device signals the semaphore enough. The devices "
+            f"would deadlock, or the signal comes from an op another device runs later "
+            f"in its program than this wait, which lockstep cannot run first"))
+    return ()
+
+
+REPORT["callback_id"] = register(_check_wait, "io_callback", key=("pallas_lockstep_wait",))
+
+__all__ = ["PallasDeadlockError"]
