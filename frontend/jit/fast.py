@@ -142,14 +142,9 @@ def _host_buf(backend, x, dtype, fresh=False):
         if put is None:
             put = getattr(backend, "putter", None)
             put = put(x.shape, dtype) if put is not None else backend.put
-            if type(put) is HostPut and \
-                    np.dtype(dtype).itemsize * int(np.prod(x.shape)) <= _SMALL_BYTES:
-                put = _ContentPut(put, key)
             if len(_PUTTERS) >= 256:
                 _PUTTERS.clear()
             _PUTTERS[key] = put
-        if fresh and type(put) is _ContentPut:   # (a donating program consumes it)
-            put = put.put
         return put(np.asarray(x, dtype=dtype))
     if fresh:          # (a program that donates arguments may consume this buffer)
         return backend.put(np.asarray(x, dtype=dtype))
@@ -161,64 +156,6 @@ def _host_buf(backend, x, dtype, fresh=False):
             _SCALAR_BUFS.clear()
         _SCALAR_BUFS[key] = buf
     return buf
-
-
-# Host arrays of at most this many bytes are put once per content (_ContentPut).
-_SMALL_BYTES = 1024
-_GUARD = "jax_transfer_guard_host_to_device"
-_LOCAL, _VALUES = config._local, config._values
-
-
-class _ContentPut:
-    """put(array) for small host arrays of one shape and dtype: the device buffer of a
-    copy of the array, one per content (its bytes), kept for the calls that pass equal
-    contents again (a jitted function called with the same small NumPy array, whose put
-    costs ~3 us of jaxlib's, as Python scalars' buffers are kept in _SCALAR_BUFS). The
-    buffer holds a copy, so changing the array in place changes the key, never the
-    buffer; a buffer deleted since (donated to a program, or deleted through an output)
-    is put again. Under a transfer guard other than 'allow' every call puts, so that
-    jaxlib's guard sees each transfer as JAX's does. Where most calls bring new contents
-    (a miss costs ~2.5 us more than a plain put: less than half of a window of _TRIAL
-    or more calls were hits), it hands its place in _PUTTERS back to the plain put, and
-    calls of that kind are as before."""
-
-    __slots__ = ("put", "bufs", "key", "calls", "hits")
-
-    def __init__(self, put, key):
-        self.put, self.bufs, self.key, self.calls, self.hits = put, {}, key, 0, 0
-
-    def __call__(self, array):
-        overrides = _LOCAL.overrides
-        level = overrides[_GUARD] if overrides and _GUARD in overrides else \
-            _VALUES.get(_GUARD)
-        if level is not None and level != "allow":
-            return self.put(array)
-        self.calls += 1
-        key = array.tobytes()
-        buf = self.bufs.get(key)
-        if buf is not None and not buf.is_deleted():
-            self.hits += 1
-            return buf
-        if self.calls >= _TRIAL:         # (a window of calls ends at a miss)
-            if 2 * self.hits < self.calls:
-                self.bufs.clear()        # (mostly new contents: the plain put from now)
-                if _PUTTERS.get(self.key) is self:
-                    _PUTTERS[self.key] = self.put
-                return self.put(array)
-            self.calls = self.hits = 0
-        buf = self.put(array.copy())
-        if len(self.bufs) >= 32:
-            self.bufs.clear()
-        self.bufs[key] = buf
-        return buf
-
-
-_TRIAL = 16     # (the fewest calls a _ContentPut counts before it may give up)
-
-
-registration.INTERNAL_ARRAYS.append(lambda: [
-    _Held(b) for p in list(_PUTTERS.values()) if type(p) is _ContentPut
-    for b in list(p.bufs.values())])
 
 
 def static_key(v):
