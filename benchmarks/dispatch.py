@@ -137,6 +137,10 @@ def cases(lib, jnp):
     gsmall(xg)
     out["eager grad(f)(x)"] = (lambda: gsmall(xg), 100)
     out["eager vmap(f)(x)"] = (lambda: lib.vmap(jnp.sin)(xg), 100)
+    # (a Python function new each call: traced at each call in both libraries, where
+    # the row above's jnp.sin is a function of its avals alone, kept per avals in both)
+    out["eager vmap(lambda)(x)"] = (lambda: lib.vmap(lambda v: jnp.sin(v) * 2.0 + v)(xg),
+                                    100)
     out["eager vjp + pullback"] = (lambda: lib.vjp(small, xg)[1](1.0), 100)
     relu_params = [jnp.ones((64, 128), jnp.float32) * 0.01, jnp.ones((128, 10)) * 0.01]
     relu_x = jnp.ones((32, 64), jnp.float32)
