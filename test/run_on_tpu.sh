@@ -4,6 +4,8 @@
 #   test/run_on_tpu.sh K N [pytest args]            # chunk K (0-based) of N
 #   test/run_on_tpu.sh --list FILE [--deadline S]   # the files or test ids FILE lists, in
 #                                                   # its order, for at most S seconds
+#   test/run_on_tpu.sh --from PATH [--deadline S]   # every test file, in sorted order,
+#                                                   # from PATH on (a pass in sessions)
 # A file's chunk is fixed by its name (a checksum of the path, modulo N), so adding a test
 # file moves no other file to another chunk. A list runs in its order until the deadline,
 # then names the entry it stopped in (`NEXT <entry>`: the next call starts a list there),
@@ -23,6 +25,12 @@ if [ "${1:-}" = "--list" ]; then
     if [ "${1:-}" = "--deadline" ]; then deadline=${2:?seconds}; shift 2; fi
     name=$(basename "$list" .txt)
     mapfile -t files < <(grep -v '^\s*\(#\|$\)' "$list")
+elif [ "${1:-}" = "--from" ]; then
+    first=${2:?first test file}; shift 2
+    if [ "${1:-}" = "--deadline" ]; then deadline=${2:?seconds}; shift 2; fi
+    name=suite
+    mapfile -t files < <(find test -name 'test_*.py' -not -path 'test/tf/*' | LC_ALL=C sort |
+        LC_ALL=C awk -v f="$first" '$0 >= f')
 else
     k=${1:?chunk index}; n=${2:?number of chunks}; shift 2
     name=chunk-$k
