@@ -48,6 +48,8 @@ as strings ("parallel", "arbitrary", "core_parallel", "subcore_parallel"),
 `allow_input_fusion` as booleans, `has_side_effects` as a bool or a SideEffectType
 value string and `flags` as a dictionary, plus `backend = "mosaic_tpu"`; for Triton
 `num_warps`/`num_stages`. `cost_estimate` is pl.CostEstimate's three integers.
+`metadata` is pallas_call's metadata dictionary (strings), the TPU custom call's
+`kernel_metadata`.
 
 Lowered by `--jaxpr-pallas-interpret` (a loop over the grid; DMAs are copies and
 semaphores counters, dialect/ops/pallas_tpu.py), on GPUs by `--jaxpr-pallas-to-triton`,
@@ -170,6 +172,7 @@ class PallasCallOp(JaxprOp, name="pallas_call"):
         "shared_aliases": A.Bool(default=False),
         "compiler_params": A.AnyAttr(default=None),
         "cost_estimate": A.AnyAttr(default=None),
+        "metadata": A.AnyAttr(default=None),
         # The mesh of the shard_map the call was traced in (names, sizes): a TPU kernel
         # names other devices by their place in it (remote DMAs, axis_index).
         "mesh_axes": A.AnyAttr(default=None),
@@ -284,6 +287,10 @@ def check_pallas_call(in_avals, out_avals, params, signature) -> None:
                            all(isinstance(ce[k], int) for k in COST_FIELDS)):
         raise TypeError(f"cost_estimate must be a dictionary of integers "
                         f"{{{', '.join(COST_FIELDS)}}}, got {ce!r}")
+    md = params.get("metadata")
+    if md is not None and not (isinstance(md, dict) and all(
+            isinstance(v, (str, bool, int, float)) for v in md.values())):
+        raise TypeError(f"metadata must be a dictionary of strings, got {md!r}")
     kin, kout = signature(params["callee"])
     want = prefetch_refs + refs + scratch
     if list(kin) != want or kout:

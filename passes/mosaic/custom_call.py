@@ -54,8 +54,10 @@ def kernel_metadata(params: dict, mesh_axes=()) -> str:
     """The kernel_metadata frontend attribute: pallas_call's `metadata` dictionary (an
     op attribute of that name, when the frontend records one) as compact JSON, with
     `mesh_axes` (the mesh axes the kernel names, as a JSON list) when there are any."""
-    metadata = {str(k): str(v) for k, v in dict(params.get("metadata") or {}).items()}
+    metadata = dict(params.get("metadata") or {})     # (values as given, as JAX's)
     if mesh_axes:
+        if "mesh_axes" in metadata:
+            raise ValueError("Metadata already contains mesh axes.")
         metadata["mesh_axes"] = json.dumps(list(mesh_axes))
     return _compact_json(metadata)
 

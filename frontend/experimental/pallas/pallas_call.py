@@ -325,6 +325,19 @@ def _cost_estimate(ce):
     return {k: int(getattr(ce, k)) for k in COST_FIELDS}
 
 
+def _metadata(metadata):
+    """pallas_call's `metadata` (JAX's dict[str, str], written into the TPU custom call's
+    kernel_metadata as JSON): a dict with str keys and JSON scalar values, or None."""
+    if metadata is None:
+        return None
+    if not isinstance(metadata, dict) or not all(
+            isinstance(k, str) and isinstance(v, (str, bool, int, float))
+            for k, v in metadata.items()):
+        raise TypeError(f"pallas_call metadata must be a dict of str to str, got "
+                        f"{metadata!r}")
+    return dict(metadata)
+
+
 def _spec_memory_space(spec, what: str) -> str | None:
     if spec is None:
         return None
@@ -347,7 +360,7 @@ class _PallasCall:
 
     def __init__(self, kernel, out_shape, grid, in_specs, out_specs, scratch_shapes,
                  input_output_aliases, debug, interpret, name, compiler_params,
-                 num_scalar_prefetch=0, cost_estimate=None):
+                 num_scalar_prefetch=0, cost_estimate=None, metadata=None):
         self.kernel = kernel
         self.out_shape = out_shape
         self.grid = grid
@@ -360,6 +373,7 @@ class _PallasCall:
         self.name = name or _fun_name(kernel)
         self.compiler_params = _compiler_params(compiler_params)
         self.cost_estimate = _cost_estimate(cost_estimate)
+        self.metadata = _metadata(metadata)
         self.num_scalar_prefetch = int(num_scalar_prefetch)
         self._jitted = None
         self.__name__ = self.name
@@ -473,6 +487,8 @@ class _PallasCall:
             extra["scratch_memory_spaces"] = scratch_spaces
         if self.cost_estimate is not None:
             extra["cost_estimate"] = self.cost_estimate
+        if self.metadata:
+            extra["metadata"] = self.metadata
         if AXIS_ENV.meshes:
             extra["mesh_axes"], extra["mesh_shape"] = AXIS_ENV.meshes[-1]
         with context():
@@ -557,7 +573,7 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
                              f"{num_scalar_prefetch!r}")
     return _PallasCall(kernel, out_shape, _normalize_grid(grid), in_specs, out_specs,
                        scratch_shapes, input_output_aliases, debug, interpret, name,
-                       compiler_params, num_scalar_prefetch, cost_estimate)
+                       compiler_params, num_scalar_prefetch, cost_estimate, metadata)
 
 
 __all__ = ["pallas_call"]
