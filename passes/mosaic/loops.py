@@ -41,6 +41,8 @@ def simplify_kernel_loops(kernel: ir.Operation, keep_inside=()) -> None:
         remove_dead_ops(kernel, keep_inside=keep_inside)
         changed = any(_dce_scan(op, keep_inside) for op in _dce_scans(kernel))
         changed |= _drop_dead_conds(kernel)
+        changed |= any(_dce_cond(op, keep_inside)
+                       for op in reversed(_dce_scans(kernel, (_COND,))))
 
 
 def _loops(root) -> list[ir.Operation]:
@@ -81,6 +83,39 @@ def _drop_dead_conds(root) -> bool:
             op.erase()
             dead = True
     return dead
+
+
+def _dce_cond(op, keep_inside) -> bool:
+    """Drops the results of a cond that nothing reads and the operands no branch reads
+    (after those results' yields and what made them are gone), as JAX's cond DCE rule:
+    a value a branch only used in dead code is no longer computed before the cond
+    (splash attention's next block index, where no mask needs it); whether anything
+    changed. (pl.select_ref's conds are kept as made: their lowering reads them.)"""
+    if op.opview.params.get("select_ref"):
+        return False
+    blocks = [r.blocks[0] for r in op.regions]
+    keep = [j for j, r in enumerate(op.results) if not _unused(r)]
+    if len(keep) < len(op.results):
+        for block in blocks:
+            _yield_only(block, keep)
+        remove_dead_ops(op, keep_inside=keep_inside)
+    n = len(op.operands) - 1
+    read = [any(not _unused(b.arguments[i]) for b in blocks) for i in range(n)]
+    if all(read) and len(keep) == len(op.results):
+        return False
+    for block in blocks:
+        for i in reversed(range(n)):
+            if not read[i]:
+                block.erase_argument(i)
+    operands = list(op.operands)
+    new_op = C.CondOp.build([operands[0]] + [operands[1 + i] for i in range(n) if read[i]],
+                            [aval_of(op.results[j].type) for j in keep],
+                            op.opview.params, blocks, loc=op.location,
+                            ip=ir.InsertionPoint(op))
+    for j, r in zip(keep, new_op.results):
+        op.results[j].replace_all_uses_with(r)
+    op.erase()
+    return True
 
 
 def _unused_results(op) -> bool:

@@ -13,11 +13,14 @@ queries count from axis 1 (`program_id(0)` becomes `program_id(1)`).
              in_specs = [{block_shape = array<i64: -1, 4>, index_map = @m_batched}]}
     func.func private @m_batched(%b, %i) -> (%b, call @m(%i))
 
-With scalar prefetch (num_scalar_prefetch > 0), a dynamic grid or a spec in the "any"
-or "hbm" memory space (whole arrays that DMAs index), vmap becomes a
-jaxpr.scan over the batch around the unbatched call (JAX folds the batch into the grid;
-the values agree), and jvp raises NotImplementedError as JAX does. A batched call's
-dimension_semantics gain a leading "parallel" for the batch axis.
+Unbatched scalar-prefetch operands stay as they are (every index map gets them after
+the grid indices, as JAX's). With batched scalar-prefetch operands (JAX's explicit loop),
+a dynamic grid or a spec in the "any" or "hbm" memory space (whole arrays that DMAs
+index), vmap becomes a jaxpr.scan over the batch around the unbatched call (JAX folds
+the batch into the grid but for batched scalar prefetch; the values agree), and jvp
+raises NotImplementedError as JAX does. A batched call's dimension_semantics gain a
+leading "parallel" for the batch axis; its cost_estimate is multiplied by the batch
+size, as JAX's.
 
 JVP (JAX: `_pallas_call_jvp_rule`): the kernel is discharged into a pure function of its
 blocks, that function is differentiated (passes/forward_mode.py), and a new kernel reads
@@ -88,12 +91,16 @@ def _fn_after(fns, name: str, in_avals, anchor: ir.Operation):
 
 
 # ---- batching -----------------------------------------------------------------------------
-def _batched_index_map(fns, imap: str, n_grid: int, batched: bool, anchor) -> str:
-    """@imap with the batch grid index first (and first among its results if batched)."""
+def _batched_index_map(fns, imap: str, n_grid: int, batched: bool, anchor, loc) -> str:
+    """@imap with the batch grid index first (and first among its results if batched);
+    the scalar-prefetch refs after the grid indices, as @imap takes them. Its call has
+    the unbatched pallas_call's location `loc`: the index map's named scopes are then
+    the kernel's own, as in JAX's (no trace_start in the transform functions)."""
+    prefetch = list(fns.signature(imap)[0][n_grid:])
     fn, block = _fn_after(fns, f"{imap}_batched" if batched else f"{imap}_unbatched",
-                          [I32] * (n_grid + 1), anchor)
+                          [I32] * (n_grid + 1) + prefetch, anchor)
     args = list(block.arguments)
-    b = Builder(ir.InsertionPoint(block), anchor.location)
+    b = Builder(ir.InsertionPoint(block), loc)
     idx = T.emit_transform(b, T.CallOp, *args[1:], signature=fns.signature,
                            callee=Symbol(imap))
     set_results(fn, ([args[0]] if batched else []) + list(idx))
@@ -131,8 +138,10 @@ def _pallas_batch(batcher, op, vals, dims, b):
         return MESH_BATCH["rule"](batcher, op, vals, dims, b)
     whole = any(spec.get("memory_space") in ("any", "hbm")
                 for spec in list(p["in_specs"]) + list(p["out_specs"]))
-    if any(g < 0 for g in p["grid"]) or p.get("num_scalar_prefetch") or whole:
-        # (an "any"-space ref is the whole array, which DMAs index: no batch block dim)
+    n_pre = int(p.get("num_scalar_prefetch") or 0)
+    if any(g < 0 for g in p["grid"]) or any(d is not None for d in dims[:n_pre]) or whole:
+        # (an "any"-space ref is the whole array, which DMAs index: no batch block dim;
+        # batched scalar-prefetch operands are JAX's explicit loop too)
         return _batch_by_scan(batcher, op, vals, dims, b)
     # (the batch axis is a new parallel grid axis, the others "arbitrary" unless given,
     # as JAX's TPU lowering makes a vmapped dim's)
@@ -149,11 +158,13 @@ def _pallas_batch(batcher, op, vals, dims, b):
 
     def batched_map(imap: str, batched: bool) -> str:
         if (imap, batched) not in maps:      # (one wrapper per index map, not per spec)
-            maps[imap, batched] = _batched_index_map(fns, imap, n_grid, batched, anchor)
+            maps[imap, batched] = _batched_index_map(fns, imap, n_grid, batched, anchor,
+                                                     op.location)
         return maps[imap, batched]
-    new_vals, in_specs = [], []
-    for k, (v, d, spec) in enumerate(zip(vals, dims, p["in_specs"])):
-        batched = d is not None or k in aliased_ins    # an aliased input must be batched
+    new_vals, in_specs = list(vals[:n_pre]), []     # (unbatched scalar prefetch: as is)
+    for k, (v, d, spec) in enumerate(zip(vals[n_pre:], dims[n_pre:], p["in_specs"])):
+        # (an aliased input must be batched; aliases count the scalar-prefetch operands)
+        batched = d is not None or n_pre + k in aliased_ins
         if batched:
             v = bdim_at(b, v, d, 0)
         new_vals.append(v)
@@ -165,6 +176,8 @@ def _pallas_batch(batcher, op, vals, dims, b):
                  for a in (aval_of(r.type) for r in op.results)]
     p.update(callee=Symbol(shifted_kernel(fns, str(p["callee"]))),
              grid=(size,) + tuple(p["grid"]), in_specs=in_specs, out_specs=out_specs)
+    if p.get("cost_estimate"):       # (as JAX's: the batch's calls' costs)
+        p["cost_estimate"] = {k: v * size for k, v in p["cost_estimate"].items()}
     outs = emit_pallas_call(b, new_vals, out_avals, **p)
     return outs, [0] * len(outs)
 

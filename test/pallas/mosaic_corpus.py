@@ -165,6 +165,10 @@ def corpus(J, pl, pltpu) -> dict:
             out_shape=J.ShapeDtypeStruct((32, 128), x.dtype),
             compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)))(idx, x)
     K["scalar_prefetch_gather"] = (block_gather, [((4,), np.int32), ((32, 128), np.float32)])
+    # vmap with the scalar prefetch unbatched: the batch is a leading grid dim, every
+    # index map gets the batch index first and the prefetch refs after the grid's
+    K["vmap_scalar_prefetch"] = (J.vmap(block_gather, in_axes=(None, 0)),
+                                 [((4,), np.int32), ((3, 32, 128), np.float32)])
 
     def dma_kernel(x_hbm, o_ref, buf, sems):            # x stays in HBM (pl.ANY)
         i = pl.program_id(0)
@@ -570,6 +574,30 @@ def corpus(J, pl, pltpu) -> dict:
         return pl.pallas_call(dead_read_kernel,
                               out_shape=J.ShapeDtypeStruct((8, 128), jnp.float32))(x)
     K["dead_read"] = (dead_read, [((8, 128), np.float32)])
+
+    def dead_operand_kernel(idx_ref, x_ref, o_ref, r_ref):   # splash attention's pattern
+        j = idx_ref[0, pl.program_id(0)].astype(jnp.int32)    # (read, used in dead code)
+
+        def body(c, carry):
+            del carry
+            offset = j * 128 + c * 128                         # noqa: F841  (dead)
+            o_ref[...] = x_ref[...] + 1.0
+            return j + c                                       # (a result nothing reads)
+
+        @pl.when(pl.program_id(0) >= 0)
+        def _():
+            J.lax.fori_loop(0, 2, body, j, unroll=True)
+
+        r = J.lax.cond(pl.program_id(0) == 0, lambda: (j * 2, 1.0), lambda: (j, 2.0))
+        r_ref[...] = jnp.full((8, 128), r[1], jnp.float32)    # (r[0] unused: dropped)
+
+    def dead_cond_operand(idx, x):   # (JAX's cond DCE drops unused operands and results)
+        return pl.pallas_call(dead_operand_kernel, grid_spec=pltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=1, grid=(2,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i, idx: (i, 0))],
+            out_specs=[pl.BlockSpec((8, 128), lambda i, idx: (i, 0))] * 2),
+            out_shape=[J.ShapeDtypeStruct((16, 128), jnp.float32)] * 2)(idx, x)
+    K["dead_cond_operand"] = (dead_cond_operand, [((1, 2), np.int8), ((16, 128), np.float32)])
 
     def chained_kernel(x_ref, s_ref, o_ref):   # loads and stores through chained .at[]s
         i = pl.program_id(0)

@@ -50,7 +50,8 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "ref_reshape_store", "strided_store", "ref_reshape_squeezed_block",
          "tpu_bitcast", "pltpu_load_store_views", "scalar_reductions",
          "int_mask", "view_windows", "with_scoped", "float_scalar_prefetch",
-         "semaphore_int_shape", "matrix_vector_dot", "jitted_kernel"}
+         "semaphore_int_shape", "matrix_vector_dot", "jitted_kernel", "dead_cond_operand",
+         "vmap_scalar_prefetch"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "

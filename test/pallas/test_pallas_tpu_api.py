@@ -502,6 +502,10 @@ def test_vmap_of_scalar_prefetch_matches_jax():
     ours = mjax.jit(mjax.vmap(lambda i: block_gather(MJAX, i, x[0], scale)))(idx)
     theirs = jax.vmap(lambda i: block_gather(JAX, i, x[0], scale))(idx)
     close(ours, theirs)
+    # (the prefetch unbatched: a leading grid dim, as JAX's; both interpreters agree)
+    ours = mjax.jit(mjax.vmap(lambda x: block_gather(MJAX, idx[0], x, scale)))(x)
+    theirs = jax.vmap(lambda x: block_gather(JAX, idx[0], x, scale))(x)
+    close(ours, theirs)
 
 
 def test_vmap_of_dma_kernel_and_jvp_with_smem_scratch():
