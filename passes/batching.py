@@ -317,7 +317,7 @@ def _custom_call_batch(batcher, op, vals, dims, b):
                                      res_dims + [0] * n_ct)
         if p["bwd"] is not None:
             bwd = batched_bwd(ex, str(p["bwd"]), res_dims + [0] * n_ct, dims, size, name,
-                              op)
+                              op, ins)
             rule = None
         res = ex.call(b, f, vals, cls=T.CustomVjpCallOp, fwd=_sym(fwd), bwd=_sym(bwd),
                       rule=rule, num_consts=p["num_consts"])
@@ -339,10 +339,15 @@ def batched_fwd(ex, fwd: str, in_dims, n_outs: int, axis_size: int, axis_name, w
                       at_0=tuple(wanted)), res_dims
 
 
-def batched_bwd(ex, bwd: str, arg_dims, in_dims, axis_size: int, axis_name, where) -> str:
+def batched_bwd(ex, bwd: str, arg_dims, in_dims, axis_size: int, axis_name, where,
+                ins=None) -> str:
     """A custom_vjp bwd rule batched along `arg_dims` (residuals, cotangents), giving each
     input's cotangent batched at 0 where the call's input is batched (`in_dims`) and
-    summed over the batch where it is not, as the batched call's inputs are."""
+    summed over the batch where it is not, as the batched call's inputs are. A bwd that
+    gives cotangents of the differentiable inputs (`ins`: the call's input avals) only
+    has those inputs' dims."""
+    if ins is not None and len(ex.fns.signature(bwd)[1]) != len(in_dims):
+        in_dims = [d for d, a in zip(in_dims, ins) if T.differentiable(a)]
     batched, _ = batch_function(ex, bwd, arg_dims, axis_size, axis_name, True, where)
     unbatched = tuple(k for k, d in enumerate(in_dims) if d is None)
     if not unbatched:
@@ -402,7 +407,7 @@ class _BatchedRules:
         else:   # bwd: residuals and cotangents (fwd batched from the handle: all at 0)
             dims = self.bwd_dims or [0] * len(ex.fns.signature(rule)[0])
             return batched_bwd(ex, rule, dims, self.dims, self.axis_size, self.axis_name,
-                               where)
+                               where, self.ins)
         return batch_function(ex, rule, dims, self.axis_size, self.axis_name, True, where)[0]
 
 
