@@ -9,9 +9,18 @@
                                                              # alternating; medians
 
 Kernels: the ops matmul, flash attention forward and its gradient, megablox gmm and
-its gradient (megablox.ops.gmm, a custom_vjp of two kernels), paged attention, and the
-Pallas TPU guide's matmul (a VMEM accumulator over an "arbitrary" K axis) against XLA's
-dot. Each library runs in its own process (the worker: `--worker OUT.npz`); the files of
+its gradient (megablox.ops.gmm, a custom_vjp of two kernels), paged attention, splash
+attention (make_splash_mha, vmapped over the batch: the forward and the gradient under a
+causal mask, both under a local window of 256 back), ragged paged attention (vLLM's: six
+decodes and two prefills in one batch of 1024 tokens over a bf16 paged KV cache), the Pallas
+PRNGs (random/threefry.py and random/philox.py: 32-bit words of a 4096x4096 block), and
+the Pallas TPU guide's matmul (a VMEM accumulator over an "arbitrary" K axis) against
+XLA's dot. JAX's TPU interpreter cannot run ragged paged attention (its reshaped ref)
+nor a vmapped splash kernel (its randomized grid zips the batched grid with the unbatched
+dimension_semantics): in the --interpret dry run JAX's side runs the former's own jnp
+reference (ref_ragged_paged_attention; that row compares mjax's interpreted kernel with
+it, bf16: a few ulps) and maps the latter over the batch with lax.map.
+Each library runs in its own process (the worker: `--worker OUT.npz`); the files of
 JAX's kernels are loaded by path under their own module names, as
 test/pallas/jax_tpu_kernels.py does. The script prints, per kernel, the largest
 difference between the libraries' outputs and each library's median time (and mjax/JAX).
@@ -36,7 +45,9 @@ import types
 import numpy as np
 
 ALL = ["matmul", "flash_attention", "flash_attention_grad", "gmm", "gmm_grad",
-       "paged_attention", "guide_matmul", "xla_dot"]
+       "paged_attention", "splash_attention", "splash_attention_grad",
+       "splash_attention_local", "ragged_paged_attention", "threefry", "philox",
+       "guide_matmul", "xla_dot"]
 PKG = "jax.experimental.pallas.ops.tpu"
 
 
@@ -58,7 +69,9 @@ def _load(name, path):
 def _load_ops(ops_dir):
     for pkg, path in (("jax.experimental.pallas.ops", os.path.dirname(ops_dir)),
                       (PKG, ops_dir), (f"{PKG}.megablox", os.path.join(ops_dir, "megablox")),
-                      (f"{PKG}.paged_attention", os.path.join(ops_dir, "paged_attention"))):
+                      (f"{PKG}.paged_attention", os.path.join(ops_dir, "paged_attention")),
+                      *((f"{PKG}.{sub}", os.path.join(ops_dir, sub)) for sub in (
+                          "splash_attention", "ragged_paged_attention", "random"))):
         if pkg not in sys.modules:
             mod = types.ModuleType(pkg)
             mod.__path__ = [path]
@@ -73,6 +86,14 @@ def _load_ops(ops_dir):
           os.path.join(pa_dir, "quantization_utils.py"))
     mods["pa"] = _load(f"{PKG}.paged_attention.paged_attention_kernel",
                        os.path.join(pa_dir, "paged_attention_kernel.py"))
+    for rel in ("splash_attention/splash_attention_mask.py",
+                "splash_attention/splash_attention_mask_info.py",
+                "splash_attention/splash_attention_kernel.py",
+                "ragged_paged_attention/tuned_block_sizes.py",
+                "ragged_paged_attention/kernel.py", "random/prng_utils.py",
+                "random/threefry.py", "random/philox.py"):
+        mods[rel[:-3]] = _load(f"{PKG}.{rel[:-3].replace('/', '.')}",
+                               os.path.join(ops_dir, rel))
     return mods
 
 
@@ -100,6 +121,73 @@ def _guide_matmul(jax, jnp, pl, pltpu, x, y, bm, bk, bn):
         out_shape=jax.ShapeDtypeStruct((m, n), x.dtype),
         compiler_params=pltpu.CompilerParams(
             dimension_semantics=("parallel", "parallel", "arbitrary")))(x, y)
+
+
+def _splash_cases(cases, jax, jnp, mods, arr, small):
+    """make_splash_mha (JAX's default block sizes: 128 everywhere) over (heads, seq,
+    head_dim) in bf16, vmapped over the batch: causal, and a local window."""
+    masks, sk = mods["splash_attention/splash_attention_mask"], \
+        mods["splash_attention/splash_attention_kernel"]
+    b, h, s, d = (2, 2, 256, 128) if small else (2, 8, 2048, 128)
+    q, k, v = (arr((b, h, s, d), jnp.bfloat16, scale) for scale in (0.5, 0.5, 1.0))
+    q = q * d ** -0.5        # (the kernel takes the softmax scale folded into q)
+
+    def kernel(mask):
+        f = sk.make_splash_mha(masks.MultiHeadMask([mask] * h), head_shards=1,
+                               q_seq_shards=1)
+        if small and jax.__name__ == "jax":     # (see the module's docstring)
+            return lambda q, k, v: jax.lax.map(lambda a: f(*a), (q, k, v))
+        return jax.vmap(f)
+
+    causal = kernel(masks.CausalMask((s, s)))
+    local = kernel(masks.LocalMask((s, s), window_size=(64 if small else 256, 0), offset=0))
+
+    def grad(f):
+        return jax.grad(lambda q, k, v: f(q, k, v).astype(jnp.float32).sum(),
+                        argnums=(0, 1, 2))
+    cases["splash_attention"] = (jax.jit(causal), (q, k, v))
+    cases["splash_attention_grad"] = (jax.jit(grad(causal)), (q, k, v))
+    cases["splash_attention_local"] = (
+        jax.jit(lambda q, k, v: (local(q, k, v), grad(local)(q, k, v))), (q, k, v))
+
+
+def _ragged_case(cases, jax, jnp, mods, rng, small):
+    """Ragged paged attention over a bf16 KV cache: decodes (one token each) and
+    prefills in one batch of 1024 tokens, 32 query heads over 8 KV heads, sequences of up
+    to 1024 tokens (64 pages of 16). Block sizes on the chip: JAX's (its tuned table has
+    no entry for this key: the default 64 KV pages, 32 queries a block; the double
+    buffer of KV pages is then 8 MiB, within v5e's 16 MiB scoped VMEM; sequences of 2048
+    tokens would double it)."""
+    rpa = mods["ragged_paged_attention/kernel"]
+    if small:
+        q_lens, kv_lens, pages, per_seq, heads, kv_heads, seqs = (
+            [1, 5, 10], [9, 21, 40], 16, 4, 8, 2, 4)
+        blocks = dict(num_kv_pages_per_block=2, num_queries_per_block=8)
+    else:
+        q_lens = [1] * 6 + [509, 509]
+        kv_lens = [1000, 700, 1024, 33, 512, 999, 1021, 1024]
+        pages, per_seq, heads, kv_heads, seqs = 2048, 64, 32, 8, 16
+        blocks = {}
+    page_size, dim = 16, 128
+    tokens = sum(q_lens)
+    q = jnp.asarray(rng.standard_normal((tokens, heads, dim)).astype(np.float32),
+                    jnp.bfloat16)
+    kv = jnp.asarray(rng.standard_normal((pages, page_size, 2 * kv_heads, dim)).astype(
+        np.float32), jnp.bfloat16)
+    n = len(q_lens)
+    lens = jnp.asarray(np.array(kv_lens + [0] * (seqs - n), np.int32))
+    idx = jnp.asarray(rng.permutation(pages)[:seqs * per_seq].astype(np.int32).reshape(
+        seqs, per_seq))
+    cu = jnp.asarray(np.concatenate([[0], np.cumsum(q_lens), [tokens] * (seqs - n)]).astype(
+        np.int32))
+    num = jnp.asarray(np.array([n], np.int32))
+    args = (q, kv, lens, idx, cu, num)
+    if small and jax.__name__ == "jax":      # (see the module's docstring; its loop over
+        cases["ragged_paged_attention"] = (  # the sequences needs a concrete num_seqs)
+            functools.partial(rpa.ref_ragged_paged_attention, sm_scale=dim ** -0.5), args)
+        return
+    cases["ragged_paged_attention"] = (jax.jit(functools.partial(
+        rpa.ragged_paged_attention, sm_scale=dim ** -0.5, **blocks)), args)
 
 
 def worker(out: str, which: list[str], interpret: bool, ops_dir: str) -> None:
@@ -159,6 +247,15 @@ def worker(out: str, which: list[str], interpret: bool, ops_dir: str) -> None:
     cases["paged_attention"] = (jax.jit(functools.partial(
         mods["pa"].paged_attention, pages_per_compute_block=2 if small else 8)),
         (qp, kp, vp, lengths, idx))
+    _splash_cases(cases, jax, jnp, mods, arr, small)
+    _ragged_case(cases, jax, jnp, mods, rng, small)
+    key = jnp.asarray(np.array([7, 2**31 + 5], np.uint32))
+    shape = (256, 512) if small else (4096, 4096)
+    cases["threefry"] = (jax.jit(functools.partial(
+        mods["random/threefry"].plthreefry_random_bits, bit_width=32, shape=shape)), (key,))
+    philox = mods["random/philox"].philox_4x32_count
+    cases["philox"] = (jax.jit(lambda k, o: philox(k, shape, offset=o)),
+                       (key, jnp.asarray(np.uint32(1000))))
     g = 256 if small else 8192
     gx, gy = arr((g, g), bf16), arr((g, g), bf16)
     gb = 128 if small else 512
