@@ -8,9 +8,9 @@ OUT`, so `import jax` in JAX's kernel files is real jax or mjax) which, for ever
 lowers the call for the TPU (`jit(f).trace(...).lower(lowering_platforms=("tpu",))`) and
 decodes its Mosaic modules, and runs it in TPU interpret mode. The tests compare the
 modules (names and locations aside; after canonicalize,cse and constants by value where
-mjax's frontend traces differently: FRONTEND_DIFFERENCES) and the values (where JAX's TPU
-interpreter runs the case: JAX_INTERPRETER_FAILS), which are also checked against NumPy,
-jax.random or the kernel's own reference. The two children take ~20 s together.
+mjax's frontend traces differently: FRONTEND_DIFFERENCES, now empty) and the values
+(where JAX's TPU interpreter runs the case: JAX_INTERPRETER_FAILS), which are also
+checked against NumPy, jax.random or the kernel's own reference. The two children take ~20 s together.
 """
 from __future__ import annotations
 
@@ -192,16 +192,8 @@ def child(ops_dir: str, out: str) -> None:
 
 # ---- the tests ----------------------------------------------------------------------------
 # case -> why mjax's traced kernel differs from JAX's (compared after canonicalize,cse,
-# constants by value)
-FRONTEND_DIFFERENCES = {
-    "ragged_paged_attention": "mjax's jnp folds constant arithmetic JAX stages: the int "
-                              "literal of jnp.where(mask, x, 0) made f32, the sign of the "
-                              "static divisor of an integer `//`; JAX reshapes a "
-                              "(32, 1) value to its own shape",
-}
-FRONTEND_DIFFERENCES["ragged_paged_attention_options"] = \
-    FRONTEND_DIFFERENCES["ragged_paged_attention_bf16"] = \
-    FRONTEND_DIFFERENCES["ragged_paged_attention"]
+# constants by value): none, every case's Mosaic is JAX's exactly
+FRONTEND_DIFFERENCES: dict = {}
 
 
 def _ops_dir() -> str:
@@ -317,8 +309,8 @@ def test_ragged_paged_attention_bf16_kv_cache(results):
     """The kernel with a bf16 KV cache: strided_load_kv reads two packed K/V heads a
     32-bit word through `kv_ref.bitcast(jnp.uint32)` (tpu.memref_bitcast, then
     tpu.strided_load of uint32) and splits them with shifts. The Mosaic module is JAX's
-    (after canonicalize,cse, as the f32 case's); mjax's interpreted kernel gives the
-    kernel's own reference within bf16's precision."""
+    exactly, as the f32 case's; mjax's interpreted kernel gives the kernel's own
+    reference within bf16's precision."""
     name = "ragged_paged_attention_bf16"
     assert any("tpu.memref_bitcast" in k for k in results["jax"][0][name])
     _check_modules(results, [name])
