@@ -10,7 +10,8 @@ decodes its Mosaic modules, and runs it in TPU interpret mode. The tests compare
 modules (names and locations aside; after canonicalize,cse and constants by value where
 mjax's frontend traces differently: FRONTEND_DIFFERENCES, now empty) and the values
 (where JAX's TPU interpreter runs the case: JAX_INTERPRETER_FAILS), which are also
-checked against NumPy, jax.random or the kernel's own reference. The two children take ~20 s together.
+checked against NumPy, jax.random or the kernel's own reference. The two children take
+~20 s together.
 """
 from __future__ import annotations
 
