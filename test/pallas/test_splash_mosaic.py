@@ -91,6 +91,8 @@ CASES = {
     "fwd_causal_batched": ("causal", "default", False, (2,) + BENCH, "bfloat16"),
     "grad_causal_batched": ("causal", "default", True, (2,) + BENCH, "bfloat16"),
     "grad_local_batched": ("local", "default", True, (2,) + SMALL, "float32"),
+    "grad_options": ("causal", "default", True, SMALL, "float32"),
+    "grad_mqa": ("local", "default", True, BENCH, "bfloat16"),
 }
 FAST = ("fwd_causal", "grad_causal_batched")
 # value cases (small, interpreted in both libraries): mask kind; "_batched": a batch of
@@ -98,15 +100,31 @@ FAST = ("fwd_causal", "grad_causal_batched")
 # randomized grid zips the batched grid with the unbatched dimension_semantics, a
 # ValueError; its side maps the kernel over the batch with lax.map instead)
 VALUES = {"v_causal": "causal", "v_local": "local", "v_mixed": "mixed",
-          "v_local_batched": "local"}
+          "v_local_batched": "local", "v_options": "local"}
 FAST_VALUES = ("v_causal", "v_local_batched")
+# cases with options: logits soft cap, segment ids (two segments of half the sequence),
+# MQA (make_splash_mqa: one K and V head for all query heads)
+OPTIONS = {"grad_options": dict(soft_cap=20.0, segments=True),
+           "v_options": dict(soft_cap=20.0, segments=True), "grad_mqa": dict(mqa=True)}
 
 
-def _kernel(ops_dir, kind, blocks, shape, interpret=False):
+def _kernel(ops_dir, kind, blocks, shape, interpret=False, soft_cap=None, mqa=False,
+            segments=False):
     m, sk = _splash(ops_dir)
     heads, seq, _ = shape[-3:]
-    return sk.make_splash_mha(_mask(m, kind, heads, seq), head_shards=1, q_seq_shards=1,
-                              block_sizes=_block_sizes(sk, blocks), interpret=interpret)
+    make = sk.make_splash_mqa if mqa else sk.make_splash_mha
+    kern = make(_mask(m, kind, heads, seq), head_shards=1, q_seq_shards=1,
+                block_sizes=_block_sizes(sk, blocks), interpret=interpret,
+                attn_logits_soft_cap=soft_cap)
+    if not segments:
+        return kern
+    import jax.numpy as jnp
+    ids = jnp.asarray(_segments(seq))
+    return lambda q, k, v: kern(q, k, v, segment_ids=sk.SegmentIds(q=ids, kv=ids))
+
+
+def _segments(seq):
+    return (np.arange(seq) >= seq // 2).astype(np.int32)
 
 
 def _function(jax, kern, grad, batched=False):
@@ -145,16 +163,20 @@ def child(ops_dir: str, out: str, names: list[str]) -> None:
     for name in names:
         if name in CASES:
             kind, blocks, grad, shape, dtype = CASES[name]
-            f = _function(jax, _kernel(ops_dir, kind, blocks, shape), grad, len(shape) == 4)
+            opts = OPTIONS.get(name, {})
+            f = _function(jax, _kernel(ops_dir, kind, blocks, shape, **opts), grad,
+                          len(shape) == 4)
             aval = jax.ShapeDtypeStruct(shape, jnp.dtype(dtype))
+            kv = jax.ShapeDtypeStruct(shape[1:], aval.dtype) if opts.get("mqa") else aval
             try:
                 with _for_the_tpu():
-                    modules[name] = jax.jit(f).trace(aval, aval, aval).lower(
+                    modules[name] = jax.jit(f).trace(aval, kv, kv).lower(
                         lowering_platforms=("tpu",)).as_text()
             except Exception as e:     # noqa: BLE001  (the parent reports it)
                 modules[name] = f"error: {type(e).__name__}: {e}"
             continue
-        kern = _kernel(ops_dir, VALUES[name], "default", SMALL, interpret=True)
+        kern = _kernel(ops_dir, VALUES[name], "default", SMALL, interpret=True,
+                       **OPTIONS.get(name, {}))
         batched = name.endswith("_batched")
         if batched:
             kern = jax.vmap(kern) if jax.__name__ != "jax" else (
@@ -242,15 +264,21 @@ def test_splash_mosaic_matches_jax(results, name):
         assert a == b, f"{kernel}:\n{_diff(a, b)}"
 
 
-def _reference(kind, q, k, v):
-    """NumPy attention under the mask (float64), its output and its gradients of
+def _reference(kind, q, k, v, soft_cap=None, segments=False):
+    """NumPy attention under the mask (float64; logits capped to soft_cap * tanh(s /
+    soft_cap), tokens of two segments kept apart), its output and its gradients of
     out.sum() in q, k, v."""
     heads, seq, _ = q.shape
     from jax.experimental.pallas.ops.tpu.splash_attention import (
         splash_attention_mask as m)
     mask = np.stack([np.asarray(_mask(m, kind, heads, seq)[h, :, :]) for h in range(heads)])
+    if segments:
+        ids = _segments(seq)
+        mask = mask & (ids[:, None] == ids[None, :])
     q, k, v = (a.astype(np.float64) for a in (q, k, v))
-    s = np.where(mask, np.einsum("hqd,hkd->hqk", q, k), -np.inf)
+    raw = np.einsum("hqd,hkd->hqk", q, k)
+    capped = raw if soft_cap is None else soft_cap * np.tanh(raw / soft_cap)
+    s = np.where(mask, capped, -np.inf)
     p = np.exp(s - s.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
     out = np.einsum("hqk,hkd->hqd", p, v)
@@ -258,6 +286,8 @@ def _reference(kind, q, k, v):
     dv = np.einsum("hqk,hqd->hkd", p, do)
     dp = np.einsum("hqd,hkd->hqk", do, v)
     ds = p * (dp - (dp * p).sum(-1, keepdims=True))
+    if soft_cap is not None:
+        ds = ds * (1 - np.tanh(raw / soft_cap) ** 2)
     dq = np.einsum("hqk,hkd->hqd", ds, k)
     dk = np.einsum("hqk,hqd->hkd", ds, q)
     return np.stack([out, dq, dk, dv])
@@ -276,8 +306,9 @@ def test_splash_values_match_jax(results, name):
     assert got.shape == want.shape == (4,) + shape
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     args = _inputs(shape)
+    opts = OPTIONS.get(name, {})
     ref = (np.stack([_reference(VALUES[name], *(a[i] for a in args)) for i in range(2)],
-                    axis=1) if batched else _reference(VALUES[name], *args))
+                    axis=1) if batched else _reference(VALUES[name], *args, **opts))
     np.testing.assert_allclose(got, ref, rtol=2e-4, atol=2e-4)
 
 
