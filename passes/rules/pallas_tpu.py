@@ -190,9 +190,12 @@ def _local_only(op, remote: bool = False) -> bool:
     use). Discharged for the devices of a shard_map mesh together (passes/pallas_mesh.py)
     it may; otherwise it is refused (one kernel instance runs by itself)."""
     p = op.opview.params
-    if not (remote or int(p.get("device_ids", 0) or 0) or p.get("dummy_device")):
+    # (another core of the chip: the trace refuses it in interpret mode, so only a dead
+    # function's kernel has one here)
+    core = int(p.get("core_ids", 0) or 0)
+    if not (remote or core or int(p.get("device_ids", 0) or 0) or p.get("dummy_device")):
         return False
-    if R.current_mesh() is not None:
+    if R.current_mesh() is not None and not core:
         return True
     # (a kernel only a dead function calls, the untransformed original a transformation
     # leaves behind until symbol-dce, is expanded too: its result is never used)
@@ -243,9 +246,10 @@ def _masks_itself(rule):
 
 
 def _local_operands(op) -> list:
-    """The op's operands before those naming another device."""
-    return list(op.operands)[:len(op.operands) - int(op.opview.params.get("device_ids", 0)
-                                                     or 0)]
+    """The op's operands before those naming another device (or core)."""
+    p = op.opview.params
+    named = int(p.get("device_ids", 0) or 0) + int(p.get("core_ids", 0) or 0)
+    return list(op.operands)[:len(op.operands) - named]
 
 
 @_masks_itself

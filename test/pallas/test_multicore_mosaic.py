@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 
 import numpy as np
 import pytest
@@ -36,7 +37,10 @@ from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 from mjax.experimental.pallas import tpu_info as mjax_tpu_info  # noqa: E402
 
-from test_mosaic_differential import assert_same_mosaic, jax_tpu_text, tpu_mosaic  # noqa: E402
+from jaxlib.mlir import ir  # noqa: E402
+
+from test_mosaic_differential import (assert_same_mosaic, context, custom_calls,  # noqa: E402
+                                      decode, jax_tpu_text, tpu_mosaic)
 
 LIBS = {"jax": (jax, jpl, jpltpu), "mjax": (mjax, pl, pltpu)}
 CORES = 2
@@ -495,3 +499,47 @@ def test_create_tensorcore_mesh_reads_the_abstract_device():
             assert dict(T.create_tensorcore_mesh("c").shape) == {"c": 2}
             assert T.get_tpu_info().num_cores == 2
         assert dict(T.create_tensorcore_mesh("c", num_cores=2).shape) == {"c": 2}
+
+
+def test_core_copy_inside_a_shard_map():
+    """Inside a shard_map, a device_id naming only the core axis is a copy to the other
+    core of this device: Mosaic's device_id (this device's logical id) and core_id, as
+    JAX's. The custom call differs in kernel_metadata only: JAX finds this device's mesh
+    coordinates while it lowers the DMA (no named-axis effect: mesh_axes stays empty),
+    mjax while it traces the kernel (mesh_axes ["d"])."""
+    def make(J, P, T):
+        def k(x_hbm, o_hbm, v, send, recv):
+            c = J.lax.axis_index("core")
+            T.sync_copy(x_hbm, v)
+            copy = T.make_async_remote_copy(v, v, send, recv, device_id={"core": 1 - c})
+            copy.start()
+            copy.wait()
+            T.sync_copy(v, o_hbm)
+
+        def f(x):
+            return P.kernel(k, out_type=J.ShapeDtypeStruct(x.shape, x.dtype),
+                            mesh=T.create_tensorcore_mesh("core", num_cores=CORES),
+                            scratch_types=[T.VMEM(x.shape, x.dtype), T.SemaphoreType.DMA,
+                                           T.SemaphoreType.DMA])(x)
+        return f
+
+    texts = {}
+    for lib, (J, P, T) in LIBS.items():
+        mesh = J.make_mesh((2,), ("d",), devices=J.devices()[:2])
+        spec = J.sharding.PartitionSpec("d")
+        f = J.shard_map(make(J, P, T), mesh=mesh, in_specs=spec, out_specs=spec,
+                        check_vma=False)
+        x = J.device_put(np.zeros((16, 128), np.float32), J.sharding.NamedSharding(mesh, spec))
+        with as_v5p(J):
+            text = J.jit(f).trace(x).lower(lowering_platforms=("tpu",)).as_text()
+        with context(), ir.Location.unknown():
+            module = ir.Module.parse(text)      # (held: its ops die with it)
+            (call,) = [c for c in custom_calls(module)
+                       if str(c.attributes["call_target_name"]) == '"tpu_custom_call"']
+            texts[lib] = decode(call)
+    assert_same_mosaic(texts["jax"][1], texts["mjax"][1])
+    assert "device_id(" in texts["mjax"][1] and "core_id(" in texts["mjax"][1]
+    jattrs, mattrs = texts["jax"][0], texts["mjax"][0]
+    assert "kernel_metadata = \"{}\"" in jattrs and "mesh_axes" in mattrs
+    metadata = re.compile(r"kernel_metadata = \"(\\.|[^\"])*\"")
+    assert metadata.sub("", mattrs) == metadata.sub("", jattrs)
