@@ -426,8 +426,8 @@ class TensorCore:
 
 
 class TensorCoreMesh:
-    """The TensorCores a pl.kernel runs on, along one named axis. mjax runs kernels over
-    a mesh of one core (a TPU v5e has one per chip). JAX: pltpu TensorCoreMesh."""
+    """The TensorCores a pl.kernel or pl.core_map runs on, along one named axis (a v5e
+    chip has one, a v4/v5p two). JAX: pltpu TensorCoreMesh."""
 
     def __init__(self, devices, axis_names):
         self.devices = np.asarray(devices, dtype=object)
