@@ -57,6 +57,12 @@ from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.registry import Pass, PassError, register_pass
 
 
+# What runs on the scratch a kernel leaves (passes/pallas_mesh.py: JAX's report of
+# semaphores left non-zero, for kernels on a shard_map's devices): {"rule": (builder,
+# call, final scratch values) -> None}
+AT_EXIT: dict = {}
+
+
 def uninitialized(dtype) -> np.ndarray:
     """The scalar Pallas fills padding and unwritten outputs with in interpret mode."""
     dtype = np.dtype(dtype)
@@ -251,7 +257,9 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> Non
         zero = b.constant(np.int32(0))
         arrays, scratch = call.step(b, [zero] * len(grid), arrays, scratch)
     elif not isinstance(n_points, int) or n_points > 0:
-        arrays = _grid_loop(b, call, arrays, scratch, n_points, op.location)
+        arrays, scratch = _grid_loop(b, call, arrays, scratch, n_points, op.location)
+    if "rule" in AT_EXIT:
+        AT_EXIT["rule"](b, call, scratch)
     # With `shared_aliases` an output aliased to an input is that input's buffer: where
     # the kernel wrote the input's ref and not the output's (pl.core_map's kernels write
     # the refs they close over through the inputs), the output is what the input's ref
@@ -309,7 +317,7 @@ def _grid_loop(b: Builder, call: _Call, arrays, scratch, n_points, loc) -> list:
     out, it = [], iter(results)
     for k in range(len(arrays)):
         out.append(next(it) if call.written[k] else arrays[k])
-    return out
+    return out, list(it)
 
 
 def _has_kernels(module) -> bool:

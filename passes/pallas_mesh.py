@@ -28,9 +28,12 @@ from mjax.dialect.types import aval_of
 from mjax.passes.batching import batch_function
 from mjax.passes.jaxpr_discharge_state import PREDICATED_COND, Discharge, is_ref
 from mjax.passes.ir_util import callee_of, clone_into, nested_ops, set_results, symbol_name
-from mjax.passes.jaxpr_pallas_interpret import expand_pallas_call
+from mjax.dialect.ops.callbacks import CallbackOp
+from mjax.dialect.ops.collectives import AxisIndexOp
+from mjax.dialect.ops.pallas import SEMAPHORE_SPACES
+from mjax.passes.jaxpr_pallas_interpret import AT_EXIT, expand_pallas_call
 from mjax.passes.rules.pallas import MESH_BATCH
-from mjax.passes.rules.pallas_remote import current_mesh, on_mesh
+from mjax.passes.rules.pallas_remote import REPORT, current_mesh, on_mesh
 
 
 _TALK = ("jaxpr.dma_start", "jaxpr.dma_wait", "jaxpr.semaphore_signal")
@@ -151,3 +154,26 @@ _predicated_cond.masks_itself = True
 PREDICATED_COND.update(rule=_predicated_cond, applies=_predicated, syncs=_syncs)
 
 __all__: list[str] = []
+
+
+# ---- semaphores left non-zero ------------------------------------------------------------
+def _at_exit(b, call, scratch) -> None:
+    """On a shard_map's devices, the semaphores a kernel leaves non-zero are reported
+    (printed, as JAX's interpreter does) by the frontend's callback, with the device's
+    logical id."""
+    mesh = current_mesh()
+    if mesh is None or "exit_id" not in REPORT:
+        return
+    sems = [v for v, sp in zip(scratch, call.scratch_spaces) if sp in SEMAPHORE_SPACES]
+    if not sems:
+        return
+    axes, shape = mesh
+    device = b.constant(np.int32(0))
+    for k, name in enumerate(axes):
+        i = b.emit(AxisIndexOp, axes=(name,))[0]
+        device = b.add(b.mul(device, b.constant(np.int32(shape[k]))), i)
+    b.emit(CallbackOp, device, *sems, callback_id=REPORT["exit_id"], effect="unordered",
+           result_shapes=None, result_dtypes=None, vmap_method=None)
+
+
+AT_EXIT["rule"] = _at_exit

@@ -2,7 +2,8 @@
 shard_map's devices cannot satisfy (passes/pallas_mesh.py runs the devices' kernel
 instances in lockstep: a wait finding too small a count would hang, or needs an op that
 some device runs later than lockstep can run it first). It raises in the caller, where
-JAX's interpreter would wait forever."""
+JAX's interpreter would wait forever. Semaphores a kernel leaves non-zero are printed,
+as JAX's interpreter prints them."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,6 +28,17 @@ def _check_wait(short, count, amount):
     return ()
 
 
+def _check_exit(device, *sems):
+    """JAX's interpreter's report of a semaphore left non-zero (printed, not raised)."""
+    for k, sem in enumerate(sems):
+        sem = np.asarray(sem)
+        for idx in zip(*np.nonzero(sem)) if sem.ndim else [()] if sem != 0 else []:
+            print(f"Semaphore {k}{list(idx) if idx else ''} (scratch semaphore {k}) has "
+                  f"non-zero count for {int(device)} at kernel exit: {int(sem[idx])}")
+    return ()
+
+
 REPORT["callback_id"] = register(_check_wait, "io_callback", key=("pallas_lockstep_wait",))
+REPORT["exit_id"] = register(_check_exit, "io_callback", key=("pallas_lockstep_exit",))
 
 __all__ = ["PallasDeadlockError"]
