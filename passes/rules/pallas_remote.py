@@ -75,6 +75,15 @@ def remote_write(b, dst, window, value, coords, add: bool = False, active=None):
     axes, shape = current_mesh()
     if active is None:
         active = b.constant(np.array(True))
+    if "device_id" in REPORT:       # (a device outside the mesh: an error, as in JAX)
+        bad = b.constant(np.array(False))
+        for c, size in zip(coords, shape):
+            out = b.emit("or", b.lt(c, b.constant(np.int32(0))),
+                         b.ge(c, b.constant(np.int32(size))))[0]
+            bad = b.emit("or", bad, out)[0]
+        b.emit(CallbackOp, b.emit("and", bad, active)[0], *coords,
+               callback_id=REPORT["device_id"], effect="unordered", result_shapes=None,
+               result_dtypes=None, vmap_method=None)
     return b.emit(RemoteUpdateOp, dst, value, active, *starts, *coords, axes=axes,
                   mesh_shape=shape, add=add)[0]
 

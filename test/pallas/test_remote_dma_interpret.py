@@ -707,3 +707,73 @@ def test_semaphores_left_non_zero_are_printed(capfd):
     assert len(jax_lines) == 4 and all(ln.endswith("at kernel exit: 1") for ln in jax_lines)
     assert mjax_lines == [f"Semaphore 0 (scratch semaphore 0) has non-zero count for {d} "
                           f"at kernel exit: 1" for d in range(4)]
+
+
+def axis_index_only(jx, lpl, lpltpu, n):
+    """No DMA at all: the block plus the device's index along each mesh axis (mjax
+    refused lax.axis_index in an interpreted kernel: no vmap bound its axis there)."""
+    def kernel(x_ref, o_ref):
+        o_ref[...] = (x_ref[...] + 10 * jx.lax.axis_index("x")
+                      + jx.lax.axis_index("y")).astype(np.float32)
+    return lpl.pallas_call(kernel, out_shape=jx.ShapeDtypeStruct((8, 128), np.float32))
+
+
+def logical_2d(jx, lpl, lpltpu, n):
+    """A right permute over the logical ids of a 2 x (n // 2) mesh (x * ny + y)."""
+    ny = n // 2
+
+    def kernel(x_ref, o_ref, send_sem, recv_sem):
+        me = jx.lax.axis_index("x") * ny + jx.lax.axis_index("y")
+        copy = lpltpu.make_async_remote_copy(
+            x_ref, o_ref, send_sem, recv_sem, device_id=jx.lax.rem(me + 1, np.int32(n)),
+            device_id_type=lpl.DeviceIdType.LOGICAL)
+        copy.start()
+        copy.wait()
+    return lpl.pallas_call(
+        kernel, out_shape=jx.ShapeDtypeStruct((8, 128), np.float32),
+        in_specs=[lpl.BlockSpec(memory_space=lpl.ANY)],
+        out_specs=lpl.BlockSpec(memory_space=lpl.ANY),
+        scratch_shapes=[lpltpu.SemaphoreType.DMA] * 2)
+
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_axis_index_on_a_2d_mesh(n):
+    x = _rand((8 * n, 128))
+    ny = n // 2
+    ids = np.array([10 * (d // ny) + d % ny for d in range(n)], np.float32)
+    want = (x.reshape(n, 8, 128) + ids[:, None, None]).reshape(x.shape)
+    _check(axis_index_only, (2, ny), ("x", "y"), lambda P: P(("x", "y")),
+           lambda P: P(("x", "y")), x, want, n)
+
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_logical_device_ids_on_a_2d_mesh(n):
+    x = _rand((8 * n, 128))
+    want = np.roll(x.reshape(n, 8, 128), 1, axis=0).reshape(x.shape)
+    _check(logical_2d, (2, n // 2), ("x", "y"), lambda P: P(("x", "y")),
+           lambda P: P(("x", "y")), x, want, n)
+
+
+def _past_the_edge(jx, lpl, lpltpu, n):
+    """Each device sends to my_id + 1: the last one names a device outside the mesh."""
+    def kernel(x_ref, o_ref, send_sem, recv_sem):
+        me = jx.lax.axis_index("x")
+        copy = lpltpu.make_async_remote_copy(x_ref, o_ref, send_sem, recv_sem,
+                                             device_id=(me + 1,))
+        copy.start()
+        copy.wait_send()
+    return lpl.pallas_call(
+        kernel, out_shape=jx.ShapeDtypeStruct((8, 128), np.float32),
+        in_specs=[lpl.BlockSpec(memory_space=lpl.ANY)],
+        out_specs=lpl.BlockSpec(memory_space=lpl.ANY),
+        scratch_shapes=[lpltpu.SemaphoreType.DMA] * 2)
+
+
+def test_device_outside_the_mesh_is_an_error():
+    # (JAX's interpreter raises a JaxRuntimeError around an IndexError from its device
+    # table, and leaves its failed state behind for later kernels: not run here. mjax's
+    # error reaches the caller as it is or inside XLA's JaxRuntimeError)
+    x = _rand((32, 128))
+    with pytest.raises((IndexError, mjax.errors.JaxRuntimeError),
+                       match=r"mesh coordinates \(4,\), outside the mesh"):
+        _run(mjax, _past_the_edge, (4,), ("x",), lambda P: P("x"), lambda P: P("x"), x, 4)

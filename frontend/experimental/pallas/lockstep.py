@@ -3,7 +3,8 @@ shard_map's devices cannot satisfy (passes/pallas_mesh.py runs the devices' kern
 instances in lockstep: a wait finding too small a count would hang, or needs an op that
 some device runs later than lockstep can run it first). It raises in the caller, where
 JAX's interpreter would wait forever. Semaphores a kernel leaves non-zero are printed,
-as JAX's interpreter prints them."""
+as JAX's interpreter prints them; a device id outside the mesh raises an IndexError (in
+JAX's, an IndexError inside the JaxRuntimeError)."""
 from __future__ import annotations
 
 import numpy as np
@@ -38,7 +39,17 @@ def _check_exit(device, *sems):
     return ()
 
 
+def _check_device(bad, *coords):
+    if np.any(bad):
+        raise_in_caller(IndexError(
+            f"a remote DMA or semaphore signal in a Pallas kernel interpreted on a "
+            f"shard_map's devices names the device at mesh coordinates "
+            f"{tuple(int(c) for c in coords)}, outside the mesh"))
+    return ()
+
+
 REPORT["callback_id"] = register(_check_wait, "io_callback", key=("pallas_lockstep_wait",))
 REPORT["exit_id"] = register(_check_exit, "io_callback", key=("pallas_lockstep_exit",))
+REPORT["device_id"] = register(_check_device, "io_callback", key=("pallas_lockstep_device",))
 
 __all__ = ["PallasDeadlockError"]
