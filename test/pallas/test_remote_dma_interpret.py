@@ -777,3 +777,34 @@ def test_device_outside_the_mesh_is_an_error():
     with pytest.raises((IndexError, mjax.errors.JaxRuntimeError),
                        match=r"mesh coordinates \(4,\), outside the mesh"):
         _run(mjax, _past_the_edge, (4,), ("x",), lambda P: P("x"), lambda P: P("x"), x, 4)
+
+
+def _fails_then_barrier(jx, lpl, lpltpu, n):
+    """JAX's test_that_barrier_does_not_hang_after_exception kernel: device 0 reads out
+    of bounds, then every device meets its neighbours at the barrier (device ids as
+    dicts)."""
+    def kernel(x_ref, o_ref):
+        my_id = jx.lax.axis_index("x")
+
+        @lpl.when(my_id == 0)
+        def _():
+            o_ref[0, 0] = x_ref[100, 0]
+        sem = lpltpu.get_barrier_semaphore()
+        lpl.semaphore_signal(sem, device_id={"x": jx.lax.rem(my_id + n - 1, np.int32(n))})
+        lpl.semaphore_signal(sem, device_id={"x": jx.lax.rem(my_id + 1, np.int32(n))})
+        lpl.semaphore_wait(sem, 2)
+    return lpl.pallas_call(
+        kernel, out_shape=jx.ShapeDtypeStruct((8, 128), np.float32),
+        in_specs=[lpl.BlockSpec(memory_space=lpltpu.VMEM)],
+        out_specs=lpl.BlockSpec(memory_space=lpltpu.VMEM),
+        compiler_params=lpltpu.CompilerParams(collective_id=42))
+
+
+def test_error_before_a_barrier_does_not_hang():
+    # (JAX's interpreter fails at run time with a JaxRuntimeError, its out-of-bounds
+    # read found by device 0's thread; mjax's ref indexing refuses the static index
+    # while tracing. JAX's is not run here: it leaves its failed state behind)
+    x = np.ones((8, 128 * 4), np.float32)
+    with pytest.raises(IndexError, match="index 100 is out of bounds for dimension 0"):
+        _run(mjax, _fails_then_barrier, (4,), ("x",), lambda P: P(None, "x"),
+             lambda P: P(None, "x"), x, 4)
