@@ -15,6 +15,7 @@ from mjax.dialect.ops import pallas_tpu  # noqa: F401  (Pallas TPU: DMAs, semaph
 from mjax.dialect.ops import pallas_tpu_packing  # noqa: F401  (stochastic_round, (un)pack)
 from mjax.dialect.ops import pallas_tpu_mxu  # noqa: F401  (explicit MXU matmul ops)
 from mjax.dialect.ops import pallas_remote  # noqa: F401  (remote writes of interpreted kernels)
+from mjax.dialect.ops import manual  # noqa: F401  (manual_computation: per-device kernels)
 from mjax.dialect.ops import mosaic  # noqa: F401  (tpu_custom_call: hand-written Mosaic kernels)
 from mjax.dialect.ops import checkify  # noqa: F401  (check, checkify)
 from mjax.dialect.ops import user  # noqa: F401  (user-defined primitives)

@@ -239,7 +239,15 @@ def _ref_get(kl, op, ref, *starts, sizes, squeezed=(), **params):
     base = ref.value if isinstance(ref, BlockRef) else ref
     keys = any(base == r for r in kl.key_refs)
     ref, idx, sizes, squeezed = _access(kl, op, ref, starts, sizes, squeezed)
-    return [load(ref, idx, sizes, squeezed, _dtype_of_ref(op), cast=keys)]
+    return [load(ref, idx, sizes, squeezed, _dtype_of_ref(op),
+                 cast=keys or under_shard_map(kl))]
+
+
+def under_shard_map(kl) -> bool:
+    """Whether the kernel was traced in a shard_map: JAX's load rule then casts each
+    loaded block to its own shape (the value's aval, carrying the shard_map's mesh, is
+    not the load's)."""
+    return bool(kl.mesh[0])
 
 
 def _strided_view(kl, op, ref, starts, sizes, squeezed, shape, reshaped, bitcast):
@@ -299,12 +307,13 @@ def _strided_get(kl, op, ref, *starts, sizes, squeezed=(), shape, access_sizes,
     view, dtype, idx = _strided_view(kl, op, ref, starts, sizes, squeezed, shape,
                                      reshaped, bitcast)
     if all(int(st) == 1 for st in access_strides):
-        return [load(view, idx, list(access_sizes), tuple(access_squeezed), dtype)]
+        return [load(view, idx, list(access_sizes), tuple(access_squeezed), dtype,
+                     cast=under_shard_map(kl))]
     mem = _memory_dtype(dtype)
     v = tpu.strided_load(vtype(list(access_sizes), mem), view, idx,
                          [int(st) for st in access_strides])
     out = [k for d, k in enumerate(access_sizes) if d not in access_squeezed]
-    if out != list(access_sizes):
+    if out != list(access_sizes) or under_shard_map(kl):
         v = vector.shape_cast(vtype(out, mem), v)
     return [_to_bool(v, dtype, out)]
 

@@ -24,6 +24,7 @@ from mjax.passes.rules import checkify  # noqa: F401  (check, checkify)
 from mjax.passes.rules import transforms, reductions_ad, indexing_ad  # noqa: F401
 from mjax.passes.rules import control_flow_ad  # noqa: F401  (cond, while, scan)
 from mjax.passes.rules import pallas  # noqa: F401  (pallas_call)
+from mjax.passes.rules import manual  # noqa: F401  (manual_computation; after pallas)
 from mjax.passes.rules import pallas_tpu  # noqa: F401  (DMAs, semaphores, run_scoped)
 from mjax.passes.rules import pallas_tpu_packing  # noqa: F401  (stochastic_round, (un)pack)
 from mjax.passes.rules import pallas_tpu_mxu  # noqa: F401  (explicit MXU matmul ops)

@@ -45,6 +45,10 @@ from mjax.passes.ir_util import callee_of, nested_ops, replace_op, set_results
 from mjax.passes.rules.tables import BATCH, EXPAND, JVP, LOWER, SHARD, TRANSPOSE
 
 
+# ex.state key: manual axis name -> (mesh axes, mesh shape) of the shard_map being expanded
+SHARD_MAP_AXES = "shard_map_axes"
+
+
 class _Mesh:
     """The mesh an op names, and the manual axes it is over."""
 
@@ -175,9 +179,19 @@ def expand_shard_map_op(ex, op: ir.Operation) -> None:
         order = [a for a in mesh.manual if not check or a in spec_axes(s) or a in u]
         results.append(_from_blocks(b, mesh, y, s, order, u))
     replace_op(op, results)
-    if made:
-        ex.expand_function(made[-1])
-    EXPAND.get(T.VmapOp)(ex, vmap_op)
+    # (while its vmaps expand, each manual axis names this mesh: a compiled kernel traced
+    # outside the shard_map, as a custom_vjp's backward pass, still runs per device)
+    axes = ex.state.setdefault(SHARD_MAP_AXES, {})
+    saved = dict(axes)
+    axes.update({a: (mesh.axes, tuple(mesh.sizes[x] for x in mesh.axes))
+                 for a in mesh.manual})
+    try:
+        if made:
+            ex.expand_function(made[-1])
+        EXPAND.get(T.VmapOp)(ex, vmap_op)
+    finally:
+        axes.clear()
+        axes.update(saved)
 
 
 def _vmap(ex, b, callee, operands, level, mesh, p, op_only=False):
@@ -230,4 +244,4 @@ LOWER.unsupported(ShardMapOp, "unexpanded transformation op 'jaxpr.shard_map'; r
 SHARD.unsupported(ShardMapOp, "its layouts are its specs; --jaxpr-expand-transforms "
                               "expands it into sharding constraints first")
 
-__all__ = ["expand_shard_map_op", "expand_shard_maps"]
+__all__ = ["SHARD_MAP_AXES", "expand_shard_map_op", "expand_shard_maps"]
