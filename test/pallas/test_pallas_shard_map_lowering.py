@@ -524,3 +524,22 @@ def _regions_any(text: str) -> list[tuple]:
                         [([str(v.type) for v in c.operands], [str(r.type) for r in c.results])
                          for c in calls]))
         return out
+
+
+def test_under_a_loop():
+    # A shard_map in a loop body: mjax compiles the program in XLA's own sharding form
+    # (a constraint in a region), the region still Shardy's (XLA converts it).
+    x = np.arange(64 * 128, dtype=np.float32).reshape(64, 128)
+    texts = {}
+    for lib in ("jax", "mjax"):
+        J, lpl, lpltpu = LIBS[lib]
+        mesh = _mesh(J)
+        f = _smap(J, aliased_kernel(J, lpl, lpltpu), mesh, [("x",)], ("x",))
+        args = _put(J, mesh, [x], [("x",)])
+        texts[lib] = _lower(J, lambda x: J.lax.fori_loop(0, 3, lambda i, c: f(c), x), *args)
+    MESH_SIZES.clear()
+    MESH_SIZES.update(x=4)
+    assert_regions_as_jax(texts["jax"], texts["mjax"])
+    (y,) = _run(interpreted(texts["mjax"], {"kernel": aliased_kernel(mjax, pl, pltpu, True)}),
+                mesh, args)
+    np.testing.assert_array_equal(y, x + 3)
