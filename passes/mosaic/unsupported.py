@@ -4,7 +4,6 @@ interpret=True runs the kernel). The other families state theirs beside their ru
 from __future__ import annotations
 
 from mjax.dialect.ops import indexing as I
-from mjax.dialect.ops import manual as Ma
 from mjax.dialect.ops import pallas_remote as R
 from mjax.dialect.ops import sorting as So
 from mjax.dialect.ops import user as U
@@ -35,8 +34,6 @@ K.state_unsupported(MOSAIC, {
     "top_k and approx_top_k have no Mosaic lowering (JAX's Pallas TPU has none either)": (
         So.TopKOp, So.ApproxTopKOp),
     "user-defined primitives have no Mosaic lowering rules": (U.UserPrimitiveOp,),
-    "a region run per device of a mesh (a compiled pallas_call under shard_map) wraps a "
-    "kernel, never sits inside one": (Ma.ManualComputationOp,),
     "interpret mode's remote write between a shard_map's devices: made only when a kernel "
     "is expanded into ordinary ops, never in a kernel that is compiled": (
         R.RemoteUpdateOp,),

@@ -38,9 +38,13 @@ from mjax.passes.rules.control_flow import inline_body
 from mjax.passes.rules.op_names import SCOPES
 from mjax.passes.rules.op_names import parse as parse_scope, render as render_scope
 from mjax.passes.rules.shard_map import SHARD_MAP_AXES
-from mjax.passes.rules.tables import (BATCH, BATCH_NESTED, JVP, SHARD, TRANSPOSE,
-                                      lowering)
+from mjax.passes.rules.tables import (BATCH, BATCH_NESTED, JVP, MOSAIC, SHARD, TRANSPOSE,
+                                      TRITON, lowering)
 
+for _kernels in (MOSAIC, TRITON):
+    _kernels.unsupported(ManualComputationOp, "a region run once per device of a mesh "
+                         "wraps a compiled kernel (a pallas_call under shard_map), never "
+                         "sits inside one")
 JVP.unsupported(ManualComputationOp, "made by batching a compiled pallas_call along a "
                                      "shard_map axis, after differentiation")
 TRANSPOSE.unsupported(ManualComputationOp, "made after differentiation (a compiled "
