@@ -676,13 +676,18 @@ def _cond_batch(batcher, op, vals, dims, b):
     return res, want
 
 
+def _writes_remote(block) -> bool:
+    """Whether `block` holds an interpreted kernel's remote write (jaxpr.remote_update)."""
+    return any(inner.name == "jaxpr.remote_update" for top in block.operations
+               for inner in [top.operation] + nested_ops(top.operation))
+
+
 def _masked_branch(batcher, block, k, idx, pairs, b):
     """Branch `k` batched. One that writes into other devices' buffers (an interpreted
     Pallas kernel's remote DMA, passes/pallas_mesh.py) is refused: select_n would keep
     each device's own branch result and drop the writes of devices taking the branch
     into devices that do not."""
-    if any(inner.name == "jaxpr.remote_update" for top in block.operations
-           for inner in [top.operation] + nested_ops(top.operation)):
+    if _writes_remote(block):
         raise StateEffectVmapError(block.owner.location,
                                    "a remote DMA or semaphore signal under control flow that differs "
                                    "across the devices (a pl.when on the device's id) "
@@ -767,7 +772,9 @@ def _while_batch(batcher, op, vals, dims, b):
     (pv, pd), = batcher.run(cond_blk, list(zip(args[:nc] + carry, cdims + out_dims)), ib)
     pv = moveaxis(ib, pv, pd, 0)
     masked = batcher.at(ib.ip)
-    masked.write_mask = pv if _uses_refs(vals[nc:nc + nb]) else None
+    # (a remote write's rule refuses a mask: passes/rules/pallas_remote.py)
+    masked.write_mask = pv if (_uses_refs(vals[nc:nc + nb])
+                               or _writes_remote(body_blk)) else None
     new = masked.run(body_blk, list(zip(args[nc:nc + nb] + carry, bdims + out_dims)))
     nexts = []
     for old, (v, d) in zip(carry, new):

@@ -8,6 +8,10 @@ with barrier and capacity semaphores), written again here for both libraries."""
 from __future__ import annotations
 
 import functools
+import os
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -769,14 +773,28 @@ def _past_the_edge(jx, lpl, lpltpu, n):
         scratch_shapes=[lpltpu.SemaphoreType.DMA] * 2)
 
 
+_OUTSIDE = """
+import numpy as np, mjax, test_remote_dma_interpret as T
+try:
+    T._run(mjax, T._past_the_edge, (4,), ("x",), lambda P: P("x"), lambda P: P("x"),
+           T._rand((32, 128)), 4)
+except (IndexError, mjax.errors.JaxRuntimeError) as e:
+    print("raised:", type(e).__name__, e)
+"""
+
+
 def test_device_outside_the_mesh_is_an_error():
     # (JAX's interpreter raises a JaxRuntimeError around an IndexError from its device
     # table, and leaves its failed state behind for later kernels: not run here. mjax's
-    # error reaches the caller as it is or inside XLA's JaxRuntimeError)
-    x = _rand((32, 128))
-    with pytest.raises((IndexError, mjax.errors.JaxRuntimeError),
-                       match=r"mesh coordinates \(4,\), outside the mesh"):
-        _run(mjax, _past_the_edge, (4,), ("x",), lambda P: P("x"), lambda P: P("x"), x, 4)
+    # error reaches the caller as it is or inside XLA's JaxRuntimeError. Run in a
+    # process of its own: after it, a later program with host callbacks in a loop
+    # aborted this process's XLA CPU client)
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
+               PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)] + sys.path))
+    out = subprocess.run([sys.executable, "-c", _OUTSIDE], capture_output=True, text=True,
+                         env=env, timeout=300).stdout
+    assert "raised:" in out and re.search(r"mesh coordinates \(4,\), outside the mesh",
+                                          out), out
 
 
 def _fails_then_barrier(jx, lpl, lpltpu, n):
@@ -808,3 +826,51 @@ def test_error_before_a_barrier_does_not_hang():
     with pytest.raises(IndexError, match="index 100 is out of bounds for dimension 0"):
         _run(mjax, _fails_then_barrier, (4,), ("x",), lambda P: P(None, "x"),
              lambda P: P(None, "x"), x, 4)
+
+
+def loop_gather(trips):
+    """The ring all-gather with its steps a fori_loop inside one kernel instance
+    (`trips(my_id, n)`: n - 1, or a count that differs across the devices)."""
+    def make(jx, lpl, lpltpu, n):
+        def kernel(input_ref, output_ref, local_sem, send_sem, recv_sems):
+            my_id = jx.lax.axis_index("x")
+            right = jx.lax.rem(my_id + 1, np.int32(n))
+            local = lpltpu.make_async_copy(input_ref, output_ref.at[my_id], local_sem)
+            local.start()
+            local.wait()
+
+            def body(step, carry):
+                slot = jx.lax.rem(my_id - step + n, np.int32(n))
+                copy = lpltpu.make_async_remote_copy(
+                    src_ref=output_ref.at[slot], dst_ref=output_ref.at[slot],
+                    send_sem=send_sem, recv_sem=recv_sems.at[step], device_id=(right,),
+                    device_id_type=lpl.DeviceIdType.MESH)
+                copy.start()
+                copy.wait()
+                return carry
+            jx.lax.fori_loop(0, trips(my_id, n), body, 0)
+        return lpl.pallas_call(
+            kernel, out_shape=jx.ShapeDtypeStruct((n, 8, 128), np.float32),
+            in_specs=[lpl.BlockSpec(memory_space=lpl.ANY)],
+            out_specs=lpl.BlockSpec(memory_space=lpl.ANY),
+            scratch_shapes=[lpltpu.SemaphoreType.DMA] * 2
+            + [lpltpu.SemaphoreType.DMA((n - 1,))])
+    return make
+
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_ring_in_a_fori_loop(n):
+    x = _rand((8 * n, 128))
+    want = np.concatenate([x.reshape(n, 8, 128)] * n, axis=0)
+    _check(loop_gather(lambda my_id, n: n - 1), (n,), ("x",), lambda P: P("x", None),
+           lambda P: P("x", None), x, want, n)
+
+
+def test_loop_count_differing_across_devices_is_refused():
+    # (a batched while_loop runs until every device is done: the finished devices'
+    # remote writes cannot be told apart from the running ones' in lockstep here)
+    x = _rand((32, 128))
+    with pytest.raises(NotImplementedError, match="in a loop whose trip count differs "
+                                                  "across the devices"):
+        _run(mjax, loop_gather(lambda my_id, n: my_id), (4,), ("x",),
+             lambda P: P("x", None), lambda P: P("x", None), x, 4)
