@@ -13,11 +13,14 @@ axis is batched each remote write is a scatter into the stacked devices' buffers
 
 Lockstep is exact for kernels whose devices run the same DMAs and waits in the same
 order, the guide's and JAX's tests' kernels: a DMA lands when it starts, so every wait
-finds what the devices' earlier ops sent. Control flow that differs across devices
-around a remote write is masked (only the devices taking the branch write). A wait that
+finds what the devices' earlier ops sent. A pl.when whose index may differ across the
+devices runs predicated (`_predicated_cond`: each branch in turn, its updates only on the
+devices taking it, its remote writes from those devices into any device); a loop whose
+trip count differs across the devices around a remote write is refused. A wait that
 finds too small a count could only be satisfied by a later op of another device, which
-lockstep cannot run first: the count is poisoned and the call reports it
-(passes/rules/pallas_remote.py). JAX: pallas/mosaic/interpret (one thread per device).
+lockstep cannot run first (or the devices deadlock): the count is poisoned and a host
+callback raises in the caller. Semaphores left non-zero are printed, as JAX does.
+JAX: pallas/mosaic/interpret (one thread per device).
 """
 from __future__ import annotations
 

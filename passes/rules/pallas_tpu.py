@@ -11,6 +11,9 @@ several refs at once, so they get the discharge itself, as control flow does):
   copy it starts sees its semaphores back at zero, as on the chip.
 - `semaphore_signal` adds, `semaphore_wait` subtracts (never blocks: one kernel instance
   runs at a time), `semaphore_read` reads.
+- On a shard_map's devices (passes/pallas_mesh.py) a remote DMA or signal writes through
+  `jaxpr.remote_update` (passes/rules/pallas_remote.py), a wait finding too small a count
+  is poisoned and reported, and updates honour a predicated branch's `active`.
 - `run_scoped` inlines its body, its scoped buffers starting uninitialized (NaN, the
   minimum integer; semaphores 0), as pallas_call's scratch does.
 
