@@ -684,14 +684,15 @@ def _writes_remote(block) -> bool:
 
 def _masked_branch(batcher, block, k, idx, pairs, b):
     """Branch `k` batched. One that writes into other devices' buffers (an interpreted
-    Pallas kernel's remote DMA, passes/pallas_mesh.py) is refused: select_n would keep
-    each device's own branch result and drop the writes of devices taking the branch
-    into devices that do not."""
+    Pallas kernel's remote DMA, passes/pallas_mesh.py, which runs such branches
+    predicated instead) is refused: select_n would keep each device's own branch result
+    and drop the writes of devices taking the branch into devices that do not."""
     if _writes_remote(block):
         raise StateEffectVmapError(block.owner.location,
-                                   "a remote DMA or semaphore signal under control flow that differs "
-                                   "across the devices (a pl.when on the device's id) "
-                                   "in interpret mode is not supported by mjax")
+                                   "a remote DMA or semaphore signal under control flow "
+                                   "that differs across the devices (a pl.when on the "
+                                   "device's id) in interpret mode is not supported by "
+                                   "mjax")
     return batcher.run(block, pairs, b)
 
 
