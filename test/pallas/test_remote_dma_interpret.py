@@ -787,8 +787,10 @@ def test_device_outside_the_mesh_is_an_error():
     # (JAX's interpreter raises a JaxRuntimeError around an IndexError from its device
     # table, and leaves its failed state behind for later kernels: not run here. mjax's
     # error reaches the caller as it is or inside XLA's JaxRuntimeError. Run in a
-    # process of its own: after it, a later program with host callbacks in a loop
-    # aborted this process's XLA CPU client)
+    # process of its own: XLA runs a program's host callbacks on one of its devices,
+    # so when one raises the other devices wait in the program's next collective, and
+    # XLA's CPU runtime ends the process 40 s later; a raising jax.experimental.
+    # io_callback before a psum does the same to JAX's process)
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
                PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)] + sys.path))
     out = subprocess.run([sys.executable, "-c", _OUTSIDE], capture_output=True, text=True,
