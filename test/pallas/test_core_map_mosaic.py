@@ -284,3 +284,16 @@ def test_kernel_dimension_semantics_refused_as_jax():
         mjax.jit(make(mjax, pl, pltpu)).trace(
             mjax.ShapeDtypeStruct(SHAPE, np.float32)).lower(lowering_platforms=("tpu",))
     assert str(merr.value) == str(jerr.value).splitlines()[-1]
+
+
+@pytest.mark.parametrize("name", ["copy", "kernel", "kernel_on_refs"])
+def test_metadata_is_the_custom_calls_kernel_metadata_as_jax(name):
+    """pl.core_map's and pl.kernel's `metadata=` reaches the TPU custom call's
+    kernel_metadata (as pallas_call's), the custom call then JAX's."""
+    configs = {}
+    for lib, (J, P, T) in LIBS.items():
+        f, _ = KERNELS[name](J, P, T, metadata={"who": "core", "n": "3"})
+        configs[lib] = tpu_mosaic(J, f, [(SHAPE, np.float32)], v5e=True)
+    assert "who" in configs["jax"][0] and "kernel_metadata" in configs["jax"][0]
+    assert configs["mjax"][0] == configs["jax"][0]
+    assert_same_mosaic(configs["jax"][1], configs["mjax"][1])

@@ -131,17 +131,17 @@ def kernel(body=_NotSpecified(), out_type=(), *, mesh, scratch_types=(),
     def run(*args):
         if any(isinstance(x, RefType) for x in trace_trees.tree_leaves(args)):
             return _kernel_on_refs(body, out_type, mesh, scratch_types, compiler_params,
-                                   interpret, cost_estimate, debug, name, args)
+                                   interpret, cost_estimate, debug, name, metadata, args)
         call = mesh_call(body, out_type, mesh, len(trace_trees.tree_leaves(args)),
                          scratch_types=scratch_types, compiler_params=compiler_params,
                          interpret=interpret, cost_estimate=cost_estimate, debug=debug,
-                         name=name)
+                         name=name, metadata=metadata)
         return call(*args)
     return run
 
 
 def _kernel_on_refs(body, out_type, mesh, scratch_types, compiler_params, interpret,
-                    cost_estimate, debug, name, args):
+                    cost_estimate, debug, name, metadata, args):
     """pl.kernel given refs (arrays among the arguments become refs): the body writes
     the refs it is given in place (mesh_kernels.kernel_on_refs)."""
     refs = [x if isinstance(x, RefType) else new_ref(jnp.asarray(x))
@@ -149,7 +149,7 @@ def _kernel_on_refs(body, out_type, mesh, scratch_types, compiler_params, interp
     run = functools.partial(kernel_on_refs, body, out_type, mesh, refs,
                             scratch_types=scratch_types, name=name,
                             compiler_params=compiler_params, interpret=interpret,
-                            cost_estimate=cost_estimate, debug=debug)
+                            cost_estimate=cost_estimate, debug=debug, metadata=metadata)
     return run() if current_trace() is not None else jit(run)()   # (eager: staged)
 
 

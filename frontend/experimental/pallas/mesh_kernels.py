@@ -179,7 +179,7 @@ def _params(compiler_params, refusal="dimension_semantics must be None for Tenso
 
 
 def _stage(f, mesh, axis, cores, compiler_params, interpret, debug, cost_estimate, name,
-           scratch_shapes):
+           scratch_shapes, metadata=None):
     order, written, scalars = _find_refs(f, axis, scratch_shapes, name, cores)
     for r in order:
         if type(r) is not array_refs.Ref:
@@ -215,7 +215,7 @@ def _stage(f, mesh, axis, cores, compiler_params, interpret, debug, cost_estimat
             scratch_shapes, is_leaf=_is_scratch_leaf)),
         input_output_aliases={n_s + i: j for j, i in enumerate(outs)}, debug=debug,
         interpret=interpret, name=name, compiler_params=_params(compiler_params),
-        cost_estimate=cost_estimate)
+        cost_estimate=cost_estimate, metadata=metadata)
     call.shared_aliases = True      # (the kernel writes the refs through its inputs)
     values = call(*[x[None] for x in scalars], *[r[...] for r in order])
     for i, v in zip(outs, values):
@@ -237,7 +237,7 @@ _MPMD_SEMANTICS = "mpmd_map does not support dimension_semantics= in compiler_pa
 
 
 def mesh_call(body, out_type, mesh, n_in, *, scratch_types, compiler_params, interpret,
-              cost_estimate, debug, name, aliases=None):
+              cost_estimate, debug, name, aliases=None, metadata=None):
     """pl.kernel's call on arrays over a mesh of cores, as JAX's (its mpmd_map): a
     pallas_call over a grid of one point per core (the core axis, `parallel`) whose refs
     are whole arrays in pl.ANY memory, the core index the kernel's first argument;
@@ -257,7 +257,8 @@ def mesh_call(body, out_type, mesh, n_in, *, scratch_types, compiler_params, int
                        scratch_shapes=scratch_types, interpret=interpret,
                        input_output_aliases=aliases or {},
                        compiler_params=_params(compiler_params, _MPMD_SEMANTICS),
-                       cost_estimate=cost_estimate, debug=debug, name=name)
+                       cost_estimate=cost_estimate, debug=debug, name=name,
+                       metadata=metadata)
 
 
 def kernel_on_refs(body, out_type, mesh, refs, *, scratch_types, name, **params):
@@ -321,7 +322,7 @@ def core_map(mesh, *, compiler_params=None, interpret=False, debug=False,
     def wrapped(f):
         kname = name or _fun_name(f)
         run = lambda: _stage(f, mesh, axis, cores, compiler_params, interpret,  # noqa: E731
-                             debug, cost_estimate, kname, scratch_shapes)
+                             debug, cost_estimate, kname, scratch_shapes, metadata)
         if current_trace() is None:
             jit(run)()
         else:
