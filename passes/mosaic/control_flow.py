@@ -27,6 +27,7 @@ from mjax.passes.kernel_lowering.interpreter import inline_call, pass_through
 from mjax.passes.kernel_lowering.types import op_params
 from mjax.passes.mosaic.table import MOSAIC
 from mjax.passes.mosaic.types import (Const, MosaicLoweringError, aval_out, avals_in, full,
+                                      materialize,
                                       vtype)
 
 
@@ -71,7 +72,11 @@ def _cond_cascade(kl, op, index, args, blocks) -> list:
 
 def _select_ref_if(kl, op, index, args, blocks) -> list:
     """pl.select_ref's choice around a DMA: option 0 where `index == 0`, else the rest
-    (whose body tests `index - 1`), as JAX's _select_to_ifop (even for a known index)."""
+    (whose body tests `index - 1`), as JAX's _select_to_ifop (even for a known index).
+    The DMA's literal operands are made first, once (JAX's DMA is one equation whose
+    lowering makes the chain); the inner conds of the chain get them as values."""
+    args = [materialize(a) if isinstance(a, Const) and a.value.ndim == 0 else a
+            for a in args]
     pred = arith.cmpi(arith.CmpIPredicate.eq, index, full(0, np.int32))
     if_op = scf.IfOp(pred, [], has_else=True)
     for block, branch in ((if_op.then_block, blocks[0]), (if_op.else_block, blocks[1])):

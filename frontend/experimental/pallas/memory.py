@@ -16,8 +16,12 @@ import numpy as np
 from mjax import lax
 from mjax.base import trace_trees, tree_util
 from mjax.tracing.axis_env import AXIS_ENV
-from mjax.tracing.core import aval_of_value, bind, emit_region_op, trace_region
+from mjax.tracing.core import (aval_of_value, bind, current_trace, emit_region_op,
+                               trace_region)
+from mjax.dialect import ShapedArray
+from mjax.dialect.attributes import dense_elements
 from mjax.dialect.ops import pallas_tpu as P
+from mjax.dialect.ops.structural import ConstantOp
 from mjax.experimental.pallas.pallas_call import (_is_scratch_leaf, _scratch_aval,
                                                   _scratch_space)
 from mjax.experimental.pallas.primitives import current_kernel
@@ -270,8 +274,8 @@ class AsyncCopyDescriptor:
 
     def start(self, priority: int = 0) -> None:
         # (a pl.select_ref end: one DMA per option, under conds on its index, as JAX)
-        each_selected((self.src_ref, self.dst_ref, self.dst_sem, self.src_sem),
-                      lambda *ends: self._start(*ends, priority=priority))
+        _each_selected((self.src_ref, self.dst_ref, self.dst_sem, self.src_sem),
+                       lambda *ends: self._start(*ends, priority=priority))
 
     def _start(self, src_ref, dst_ref, dst_sem, src_sem, priority) -> None:
         ids, remote = self._remote("make_async_remote_copy")
@@ -296,8 +300,8 @@ class AsyncCopyDescriptor:
 
     def _wait(self, sem, ref, src, ids=(), remote=None) -> None:
         # (selections chosen in the order JAX's wait lowers its ends: src, dst, sem)
-        each_selected((src, ref, sem),
-                      lambda s, r, m: self._wait_one(m, r, s, ids, remote))
+        _each_selected((src, ref, sem),
+                       lambda s, r, m: self._wait_one(m, r, s, ids, remote))
 
     def _wait_one(self, sem, ref, src, ids=(), remote=None) -> None:
         sem_ref, idx, sem_params = _semaphore_view(sem, "dma_wait")
@@ -347,9 +351,58 @@ def async_copy(src_ref, dst_ref, sem, *, priority: int = 0,
 def sync_copy(src_ref, dst_ref, *, add: bool = False) -> None:
     """Copies `src_ref` into `dst_ref` with a DMA and waits for it (a scoped DMA
     semaphore). JAX: pltpu.sync_copy."""
+    src_ref, dst_ref = _staged_indexers(src_ref), _staged_indexers(dst_ref)
+
     def body(sem):
         async_copy(src_ref, dst_ref, sem, add=add).wait()
     run_scoped(body, _ONE_DMA_SEMAPHORE)
+
+
+def _staged_indexers(view, made=None):
+    """`view` with its integer indexers (`.at[1]`, squeezing a dim) staged here, as the
+    int32 values JAX's NDIndexer makes of them where the view is made (sync_copy's
+    scoped region then takes them from outside); slices' ints stay static."""
+    made = [] if made is None else made
+
+    def stage(level):
+        return [(_literal_i32(start, made) if sq and isinstance(start, (int, np.integer))
+                 else start, size, sq) for start, size, sq in level]
+    if isinstance(view, ReshapedRef):
+        window = None if view.window is None else stage(view.window)
+        return ReshapedRef(_staged_indexers(view.ref, made), view.reshape_to, view.cast,
+                           window)
+    if isinstance(view, Ref) and view.views:
+        # (a view of one window is named by its index, of several by each window)
+        views = [stage(v) for v in view.views]
+        return Ref(view.tracer, views[0] if len(views) == 1 else view.index, views)
+    if isinstance(view, SelectedRef):
+        idx = view.idx
+        if isinstance(idx, (int, np.integer)):
+            idx = _literal_i32(idx, made)
+        return SelectedRef(idx, [_staged_indexers(o, made) for o in view.options])
+    return view
+
+
+def _literal_i32(v, made: list):
+    """A fresh int32 constant staged here (noted in `made`): each literal its own op, as
+    JAX's lowering makes one per literal operand (to_tracer shares one per value and
+    line)."""
+    (t,) = current_trace().emit(ConstantOp, [], {"value": dense_elements(np.asarray(
+        v, np.int32))}, [ShapedArray((), np.dtype(np.int32))])
+    made.append(t)
+    return t
+
+
+def _each_selected(ends: tuple, emit) -> None:
+    """each_selected, the ends' literal indices staged before the chain of conds that
+    picks the options of their selections (where one is a selection), in the ends'
+    order, as JAX's DMA takes them: operands of the one primitive whose lowering
+    repeats it in each branch."""
+    if not any(isinstance(e, SelectedRef) for e in ends):
+        return each_selected(ends, emit)
+    made = []
+    ends = tuple(_staged_indexers(e, made) for e in ends)
+    each_selected(ends, emit, made)
 
 
 def make_async_remote_copy(src_ref, dst_ref, send_sem, recv_sem, device_id,

@@ -14,7 +14,7 @@ import numpy as np
 
 from mjax import lax
 from mjax.lax.control_flow import _cond_core
-from mjax.tracing.core import aval_of_value
+from mjax.tracing.core import aval_of_value, current_trace
 
 _ONLY_DMA = ("pl.select_ref gives a ref for DMAs only (pltpu.async_copy / "
              "make_async_copy ends and their semaphores): {what} of a selected ref is not "
@@ -101,26 +101,34 @@ def select_ref(idx, *refs) -> SelectedRef:
     return SelectedRef(_index(idx), refs)
 
 
-def _switch(idx, options, body) -> None:
+def _switch(idx, options, body, operands=()) -> None:
     """body(option) under `select_ref` conds on idx: option 0 where idx == 0, else the
-    rest on idx - 1."""
+    rest on idx - 1 (`operands` taken first in each branch)."""
+    def first():
+        for t in operands:
+            current_trace().to_tracer(t)
+
     def rest():
+        first()
         if len(options) > 2:
             _switch(lax.sub(idx, np.int32(1)), options[1:], body)
         else:
             body(options[1])
         return ()
-    _cond_core("switch", idx, (lambda: body(options[0]) or (), rest),
+    _cond_core("switch", idx, (lambda: first() or body(options[0]) or (), rest),
                ("option 0", "the other options"), (), params={"select_ref": True})
 
 
-def each_selected(args, emit) -> None:
+def each_selected(args, emit, operands=()) -> None:
     """emit(*args) with each SelectedRef of `args` (DMA ends, semaphores; None allowed)
-    replaced by the option its index picks, when the kernel runs."""
+    replaced by the option its index picks, when the kernel runs. `operands` (tracers
+    made before the chain) are taken by each branch first, in their order: the order
+    the chain's conds get them (JAX's: the DMA's operands)."""
     for k, a in enumerate(args):
         if isinstance(a, SelectedRef):
             _switch(a.idx, a.options,
-                    lambda o, k=k: each_selected(args[:k] + (o,) + args[k + 1:], emit))
+                    lambda o, k=k: each_selected(args[:k] + (o,) + args[k + 1:], emit),
+                    operands)
             return
     emit(*args)
 
