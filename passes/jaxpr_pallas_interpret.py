@@ -55,6 +55,7 @@ from mjax.passes.interpreter import terminator
 from mjax.passes.ir_util import FunctionTable, entry_block, nested_ops, replace_op
 from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.registry import Pass, PassError, register_pass
+from mjax.passes.rules.pallas_remote import dma_counts_in_bytes
 
 
 # What runs on the scratch a kernel leaves (passes/pallas_mesh.py: JAX's report of
@@ -225,10 +226,12 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> Non
     view = op.opview
     p = view.params
     callee, grid = str(p["callee"]), tuple(p["grid"])
-    key = (callee, grid)
+    in_bytes = bool(p.get("dma_bytes", False))
+    key = (callee, grid, in_bytes)
     if key not in cache:
         name = fns.fresh_name(f"{callee}_interpret")
-        discharge_function(fns, callee, name, grid=grid)
+        with dma_counts_in_bytes(in_bytes):
+            discharge_function(fns, callee, name, grid=grid)
         cache[key] = name
     call = _Call(fns, op, cache[key], cache.setdefault("index_maps", {}))
     b = Builder(ir.InsertionPoint(op), op.location)

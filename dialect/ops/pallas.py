@@ -165,6 +165,9 @@ class PallasCallOp(JaxprOp, name="pallas_call"):
         "scratch_memory_spaces": A.AnyAttr(default=None),
         "input_output_aliases": A.Ints(default=()),
         "interpret": A.Bool(default=False),
+        # Interpret mode: DMA semaphores count bytes (pltpu.InterpretParams, JAX's TPU
+        # interpreter) rather than elements (interpret=True, JAX's generic interpreter)
+        "dma_bytes": A.Bool(default=False),
         # An aliased operand and result are one buffer in interpret mode, as on the chip:
         # what the kernel writes through the operand's ref is the result (core_map's
         # kernels write the refs they close over through their inputs). Otherwise

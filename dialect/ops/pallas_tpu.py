@@ -54,8 +54,10 @@ start per dimension (every dim squeezed, so it needs no attributes).
         uses are operands, passed as the first block arguments.
 
 Interpret mode (`--jaxpr-pallas-interpret`, through the discharge rules in
-passes/rules/pallas_tpu.py) runs a DMA as a copy at its start, which adds 1 to each
-semaphore it signals; a wait subtracts 1; semaphore_signal / semaphore_wait add and
+passes/rules/pallas_tpu.py) runs a DMA as a copy at its start, which adds its size to
+each semaphore it signals; a wait subtracts the size of the view it names (bytes with
+pltpu.InterpretParams, elements with interpret=True: the pallas_call's `dma_bytes`,
+as JAX's two interpreters count); semaphore_signal / semaphore_wait add and
 subtract (a wait never blocks: interpret mode runs one kernel instance at a time).
 JAX: pallas/mosaic/primitives.py (dma_start_p, dma_wait_p, semaphore_signal_p,
 semaphore_wait_p, semaphore_read_p) and pallas/primitives.py (run_scoped_p).

@@ -34,6 +34,25 @@ _MESH: contextvars.ContextVar = contextvars.ContextVar("pallas_mesh", default=No
 # A count a semaphore wait finds too small is set to this (and stays far below zero):
 # in lockstep nothing later in this step can raise it, so the wait would hang
 POISON = -(1 << 30)
+# Whether the kernel being discharged counts its DMA semaphores in bytes (JAX's TPU
+# interpreter, pltpu.InterpretParams) or in elements (interpret=True)
+_DMA_BYTES: contextvars.ContextVar = contextvars.ContextVar("pallas_dma_bytes",
+                                                            default=False)
+
+
+@contextlib.contextmanager
+def dma_counts_in_bytes(flag: bool):
+    """Discharges kernels whose DMAs signal (and waits take) their byte counts if `flag`,
+    else their element counts."""
+    token = _DMA_BYTES.set(bool(flag))
+    try:
+        yield
+    finally:
+        _DMA_BYTES.reset(token)
+
+
+def dma_counts_bytes() -> bool:
+    return _DMA_BYTES.get()
 
 
 @contextlib.contextmanager
@@ -176,5 +195,5 @@ def _scatter(b, vals, mesh_shape, add, resolved):
     return b.reshape(out, new_sizes=lead + tuple(dshape))
 
 
-__all__ = ["POISON", "REPORT", "coordinates", "current_mesh", "lockstep_wait", "on_mesh",
-           "remote_write"]
+__all__ = ["POISON", "REPORT", "coordinates", "current_mesh", "dma_counts_bytes",
+           "dma_counts_in_bytes", "lockstep_wait", "on_mesh", "remote_write"]

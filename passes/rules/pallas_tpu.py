@@ -6,9 +6,11 @@ Interpret mode: `--jaxpr-pallas-interpret` (and `--jaxpr-discharge-state`) turn 
 value ops through the DISCHARGE_NESTED table (`rule(discharge, op)`; they may update
 several refs at once, so they get the discharge itself, as control flow does):
 
-- `dma_start` copies src's view into dst's view at once and adds 1 to dst_sem (and
-  src_sem); `dma_wait` subtracts 1 from its semaphore. A kernel that waits for every
-  copy it starts sees its semaphores back at zero, as on the chip.
+- `dma_start` copies src's view into dst's view at once and adds its size to dst_sem
+  (and src_sem); `dma_wait` subtracts the size of the view it names. The size is in
+  bytes with pltpu.InterpretParams (JAX's TPU interpreter), in elements (at most
+  32767, an int16 count) with interpret=True (JAX's generic one): `dma_count`. A kernel
+  that waits for every copy it starts sees its semaphores back at zero, as on the chip.
 - `semaphore_signal` adds, `semaphore_wait` subtracts (never blocks: one kernel instance
   runs at a time), `semaphore_read` reads.
 - On a shard_map's devices (passes/pallas_mesh.py) a remote DMA or signal writes through
@@ -73,6 +75,28 @@ def _i32(b, v):
     if np.dtype(aval_of(v.type).dtype) != np.int32:
         return b.convert_element_type(v, new_dtype=np.dtype(np.int32))
     return v
+
+
+def dma_count(b, sizes, dtype):
+    """What a DMA of a window of `sizes` (ints or i32 values) of `dtype` signals and its
+    wait takes, as JAX's interpreters count: bytes (pltpu.InterpretParams: the bytes the
+    DMA reads; a wait, its descriptor's source's) or elements capped at int16's maximum
+    (interpret=True: the semaphore is an int16 there; a wait, its destination's)."""
+    unit = np.dtype(dtype).itemsize if R.dma_counts_bytes() else 1
+    static = unit * int(np.prod([x for x in sizes if isinstance(x, int)], dtype=np.int64))
+    if not R.dma_counts_bytes():
+        static = min(static, _SEM_MAX) if all(isinstance(x, int) for x in sizes) else static
+    count = b.constant(np.int32(static))
+    for x in sizes:
+        if not isinstance(x, int):
+            count = b.mul(count, _i32(b, x))
+    if not R.dma_counts_bytes() and not all(isinstance(x, int) for x in sizes):
+        count = b.min(count, b.constant(np.int32(_SEM_MAX)))
+    return count
+
+
+# JAX's generic interpreter's semaphores are int16: a DMA's element count is capped
+_SEM_MAX = np.iinfo(np.int16).max
 
 
 def _sem_add(b, sem, idx, delta):
@@ -296,12 +320,13 @@ def _dma_start_effects(d, op) -> bool:
                              p[f"{e}_levels"], dyn[k]),), ((), None), None)
                   for k, e in enumerate(("src", "dst")))
         value = _view_read(b, src, sv) if sv[2] is not None else _read(b, src, *sv[0])
+        count = _value_count(b, value)
         if p["add"]:
             old = _view_read(b, dst, dv) if dv[2] is not None else _read(b, dst, *dv[0])
             value = b.add(old, value)
         env[refs[1]] = (_view_write(b, dst, dv, value) if dv[2] is not None
                         else _write(b, dst, *dv[0], value))
-        _signal(b, env, p, refs, starts)
+        _signal(b, env, p, refs, starts, count)
         return False
     sw = _window(b, refs[0], starts[0], p["src_sizes"], p["src_squeezed"],
                  p["src_levels"], dyn[0])
@@ -309,24 +334,31 @@ def _dma_start_effects(d, op) -> bool:
                      p["dst_levels"], dyn[1])
     if remote:
         coords = _device_coords(b, env, op)
-        env[refs[1]] = R.remote_write(b, dst, window, _read(b, src, *sw), coords, p["add"],
-                                      d.active)
-        _signal(b, env, p, refs, starts, coords, d.active)
+        value = _read(b, src, *sw)
+        env[refs[1]] = R.remote_write(b, dst, window, value, coords, p["add"], d.active)
+        _signal(b, env, p, refs, starts, _value_count(b, value), coords, d.active)
         return True
     if dyn[0] or dyn[1]:
         env[refs[1]] = _bounded_copy(b, src, sw, dst, window, p["add"])
+        count = dma_count(b, sw[1], aval_of(src.type).dtype)
     else:
         value = _read(b, src, *sw)
+        count = _value_count(b, value)
         if p["add"]:
             value = b.add(_read(b, dst, *window), value)
         env[refs[1]] = _write(b, dst, *window, value)
-    _signal(b, env, p, refs, starts)
+    _signal(b, env, p, refs, starts, count)
     return False
 
 
-def _signal(b, env, p, refs, starts, coords=None, active=None) -> None:
-    """A DMA's semaphores signalled (+1; dst_sem on the device at `coords` if given)."""
-    one = b.constant(np.int32(1))
+def _value_count(b, value):
+    a = aval_of(value.type)
+    return dma_count(b, tuple(a.shape), a.dtype)
+
+
+def _signal(b, env, p, refs, starts, count, coords=None, active=None) -> None:
+    """A DMA's semaphores signalled (+`count`; dst_sem on the device at `coords` if
+    given)."""
     for k in range(2, len(refs)):      # dst_sem, then src_sem (the same ref may be both)
         which = "dst" if k == 2 else "src"
         idx = starts[k]
@@ -336,9 +368,9 @@ def _signal(b, env, p, refs, starts, coords=None, active=None) -> None:
         if k == 2 and coords is not None:
             nd = aval_of(refs[k].type).ndim
             env[refs[k]] = R.remote_write(b, env[refs[k]], (idx, (1,) * nd, ()),
-                                          one, coords, True, active)
+                                          count, coords, True, active)
         else:
-            env[refs[k]] = _sem_add(b, env[refs[k]], idx, one)
+            env[refs[k]] = _sem_add(b, env[refs[k]], idx, count)
 
 
 @_masks_itself
@@ -346,13 +378,35 @@ def _dma_wait(d, op):
     _local_only(op)
     b = d.builder(op)
     p = op.opview.params
-    sem, _, _, idx, _, _, _ = P.DmaWaitOp.layout(_local_operands(op), p["levels"],
-                                                 p["has_src"], p["src_levels"],
-                                                 p["sizes"], p["src_sizes"], p["sem_levels"])
+    sem, ref, src, idx, starts, src_starts, dyn = P.DmaWaitOp.layout(
+        _local_operands(op), p["levels"], p["has_src"], p["src_levels"], p["sizes"],
+        p["src_sizes"], p["sem_levels"])
     idx = [_i32(b, d.env[s]) for s in idx]
     if p["sem_levels"]:
         idx = _window(b, sem, idx, p["sem_sizes"], p["sem_squeezed"], p["sem_levels"])[0]
-    d.env[sem] = _sem_take(b, d.env[sem], idx, b.constant(np.int32(1)), d.active)
+    # (JAX's TPU interpreter takes the byte count of the descriptor's source, its
+    # generic one the element count of the destination; the frontend's wait names the
+    # end its semaphore guards as `ref`, the other end as `src`)
+    end = "src" if R.dma_counts_bytes() and src is not None else ""
+    count = _window_count(b, d.env, src if end else ref, src_starts if end else starts,
+                          p, end, dyn[1] if end else dyn[0])
+    d.env[sem] = _sem_take(b, d.env[sem], idx, count, d.active)
+
+
+def _window_count(b, env, ref, starts, p, end, dyn):
+    """dma_count of the (possibly reshaped or bitcast) view a wait names."""
+    pre = f"{end}_" if end else ""
+    starts = [_i32(b, env[s]) for s in starts]
+    dyn = [env[v] for v in dyn]
+    if p[f"{pre}view_at"] >= 0:
+        view = (p[f"{pre}view_at"], p[f"{pre}reshape"], p[f"{pre}bitcast"])
+        _, (_, bitcast), post = _transformed(b, ref, starts, p[f"{pre}sizes"],
+                                             p[f"{pre}squeezed"], p[f"{pre}levels"], view)
+        dtype = bitcast if bitcast is not None else aval_of(ref.type).dtype
+        return dma_count(b, post[1], dtype)
+    sizes = _window(b, ref, starts, p[f"{pre}sizes"], p[f"{pre}squeezed"],
+                    p[f"{pre}levels"], dyn)[1]
+    return dma_count(b, sizes, aval_of(ref.type).dtype)
 
 
 def _sem_index(b, d, op, at: int) -> list:

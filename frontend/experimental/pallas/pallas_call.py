@@ -369,6 +369,8 @@ class _PallasCall:
         self.aliases = dict(input_output_aliases or {})
         self.debug = debug
         self.interpret = bool(interpret)
+        # (pltpu.InterpretParams: JAX's TPU interpreter, whose DMA semaphores count bytes)
+        self.dma_bytes = self.interpret and not isinstance(interpret, bool)
         self.shared_aliases = False     # (core_map's calls: see PallasCallOp)
         self.name = name or _fun_name(kernel)
         self.compiler_params = _compiler_params(compiler_params)
@@ -500,6 +502,7 @@ class _PallasCall:
                 input_output_aliases=tuple(x for io in sorted(self.aliases.items())
                                            for x in io),
                 interpret=self.interpret or tpu_interpret_mode.value is not None,
+                dma_bytes=self.dma_bytes or tpu_interpret_mode.value is not None,
                 shared_aliases=self.shared_aliases,
                 compiler_params=self.compiler_params, **extra)
         outs = [Tracer(outer, r, a) for r, a in zip(results, out_avals)]
