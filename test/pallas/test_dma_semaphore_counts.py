@@ -124,7 +124,7 @@ def test_tpu_interpreter_counts_bytes(xdtype, ydtype, capfd):
     assert "non-zero" not in capfd.readouterr().out
 
 
-def _remote(libs, n, read):
+def _remote(libs, n, read, generic=False):
     """On each of n devices: two DMAs of the halves of x to the right neighbour's buffer
     (recv semaphore there, send semaphore here), their counts read, then one wait on a
     descriptor of the whole buffer (send and recv), the counts read again."""
@@ -133,6 +133,8 @@ def _remote(libs, n, read):
     def kernel(x_ref, o_ref, s_ref, buf, send, recv):
         me = jax_.lax.axis_index("x")
         right = jax_.lax.rem(me + 1, n)
+        # (JAX's generic interpreter takes a remote device id as a scalar only)
+        dev = right if generic else (right,)
         rows = x_ref.shape[0] // 2
         for i in range(4):
             s_ref[0, i] = -1
@@ -140,12 +142,12 @@ def _remote(libs, n, read):
             pltpu_.make_async_remote_copy(
                 src_ref=x_ref.at[k * rows:(k + 1) * rows],
                 dst_ref=buf.at[k * rows:(k + 1) * rows], send_sem=send, recv_sem=recv,
-                device_id=(right,), device_id_type=pl_.DeviceIdType.MESH).start()
+                device_id=dev, device_id_type=pl_.DeviceIdType.MESH).start()
         if read:
             s_ref[0, 0] = pl_.semaphore_read(send)
             s_ref[0, 1] = pl_.semaphore_read(recv)
         pltpu_.make_async_remote_copy(
-            src_ref=x_ref, dst_ref=buf, send_sem=send, recv_sem=recv, device_id=(right,),
+            src_ref=x_ref, dst_ref=buf, send_sem=send, recv_sem=recv, device_id=dev,
             device_id_type=pl_.DeviceIdType.MESH).wait()
         if read:
             s_ref[0, 2] = pl_.semaphore_read(send)
@@ -161,7 +163,7 @@ def _remote(libs, n, read):
                    jax_.ShapeDtypeStruct((1, 4), np.int32)),
         scratch_shapes=[pltpu_.VMEM((8, 128), np.float32), pltpu_.SemaphoreType.DMA,
                         pltpu_.SemaphoreType.DMA],
-        interpret=pltpu_.InterpretParams())
+        interpret=True if generic else pltpu_.InterpretParams())
     P = jax_.sharding.PartitionSpec
     mesh = jax_.make_mesh((n,), ("x",), devices=jax_.devices()[:n])
     f = jax_.shard_map(call, mesh=mesh, in_specs=P("x"), out_specs=(P("x"), P("x")),
@@ -181,3 +183,13 @@ def test_remote_dmas_count_bytes_on_both_devices(capfd):
     half = x[:4].nbytes
     np.testing.assert_array_equal(np.asarray(got_s), [[2 * half, 2 * half, 0, 0]] * n)
     assert "non-zero" not in capfd.readouterr().out
+
+
+def test_remote_dmas_count_elements_with_the_generic_interpreter():
+    n = 4
+    x = np.arange(n * 8 * 128, dtype=np.float32).reshape(n * 8, 128)
+    got_o, got_s = _remote(MJAX, n, True, generic=True)(x)
+    want_o, want_s = _remote(JAX, n, True, generic=True)(x)
+    np.testing.assert_array_equal(np.asarray(got_o), np.asarray(want_o))
+    np.testing.assert_array_equal(np.asarray(got_s), np.asarray(want_s))
+    np.testing.assert_array_equal(np.asarray(got_s), [[2 * 512, 2 * 512, 0, 0]] * n)
