@@ -173,6 +173,9 @@ class PallasCallOp(JaxprOp, name="pallas_call"):
         # kernels write the refs they close over through their inputs). Otherwise
         # interpret mode keeps them apart, as JAX's interpret=True does.
         "shared_aliases": A.Bool(default=False),
+        # A kernel over a mesh of cores (pl.kernel, pl.core_map): its blocks' windows are
+        # whole refs at the origin (JAX lowers such kernels with its mesh lowering).
+        "mesh_kernel": A.Bool(default=False),
         "compiler_params": A.AnyAttr(default=None),
         "cost_estimate": A.AnyAttr(default=None),
         "metadata": A.AnyAttr(default=None),

@@ -277,6 +277,11 @@ def lower_pallas_call(module: ir.Module, call: ir.Operation, target_version: int
                 if _spec_space(spec) in WHOLE_ARRAY_SPACES:
                     window_params.append(ir.DictAttr.get({}))
                     continue
+                if params.get("mesh_kernel"):   # (JAX's mesh lowering: the ref at 0)
+                    window_params.append(ir.DictAttr.get({"transform_indices": (
+                        ir.AffineMapAttr.get(ir.AffineMap.get(len(grid), 0, [
+                            ir.AffineConstantExpr.get(0)] * len(aval.shape))))}))
+                    continue
                 tname = f"transform_{k}"
                 _transform_func(kl, module, spec, tname, grid, prefetch_types, call)
                 entry_attrs = {

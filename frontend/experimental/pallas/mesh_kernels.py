@@ -217,6 +217,7 @@ def _stage(f, mesh, axis, cores, compiler_params, interpret, debug, cost_estimat
         interpret=interpret, name=name, compiler_params=_params(compiler_params),
         cost_estimate=cost_estimate, metadata=metadata)
     call.shared_aliases = True      # (the kernel writes the refs through its inputs)
+    call.mesh_kernel = True
     values = call(*[x[None] for x in scalars], *[r[...] for r in order])
     for i, v in zip(outs, values):
         order[i][...] = v
@@ -251,7 +252,7 @@ def mesh_call(body, out_type, mesh, n_in, *, scratch_types, compiler_params, int
             body(*refs)
 
     kernel.__name__ = name or _fun_name(body)
-    return pallas_call(kernel, out_type, grid=(cores,),
+    call = pallas_call(kernel, out_type, grid=(cores,),
                        in_specs=[BlockSpec(memory_space=ANY)] * n_in,
                        out_specs=[BlockSpec(memory_space=ANY)] * n_out,
                        scratch_shapes=scratch_types, interpret=interpret,
@@ -259,6 +260,8 @@ def mesh_call(body, out_type, mesh, n_in, *, scratch_types, compiler_params, int
                        compiler_params=_params(compiler_params, _MPMD_SEMANTICS),
                        cost_estimate=cost_estimate, debug=debug, name=name,
                        metadata=metadata)
+    call.mesh_kernel = True
+    return call
 
 
 def kernel_on_refs(body, out_type, mesh, refs, *, scratch_types, name, **params):

@@ -372,6 +372,7 @@ class _PallasCall:
         # (pltpu.InterpretParams: JAX's TPU interpreter, whose DMA semaphores count bytes)
         self.dma_bytes = self.interpret and not isinstance(interpret, bool)
         self.shared_aliases = False     # (core_map's calls: see PallasCallOp)
+        self.mesh_kernel = False        # (pl.kernel's and core_map's calls: PallasCallOp)
         self.name = name or _fun_name(kernel)
         self.compiler_params = _compiler_params(compiler_params)
         self.cost_estimate = _cost_estimate(cost_estimate)
@@ -491,6 +492,8 @@ class _PallasCall:
             extra["cost_estimate"] = self.cost_estimate
         if self.metadata:
             extra["metadata"] = self.metadata
+        if self.mesh_kernel:
+            extra["mesh_kernel"] = True
         if AXIS_ENV.meshes:
             extra["mesh_axes"], extra["mesh_shape"] = AXIS_ENV.meshes[-1]
         with context():
