@@ -204,6 +204,27 @@ def all_reduce_sum(jx, lpl, lpltpu, n):
     return lambda x: call(x)[0]
 
 
+def _ring_copies(lpl, lpltpu, x_ref, hbm_scratch, my_id, working, receiving, left_slice,
+                 right_slice, sems, left, right):
+    """The bidirectional ring's remote copies of JAX's reduce-scatter examples: the first
+    to each neighbour (from this device's input), then each step's (between the
+    scratch's working and receiving slots)."""
+    left_send, left_recv, right_send, right_recv = sems
+
+    def remote(src, dst, send, recv, nb):
+        return lpltpu.make_async_remote_copy(
+            src_ref=src, dst_ref=dst, send_sem=send, recv_sem=recv, device_id=(nb,),
+            device_id_type=lpl.DeviceIdType.MESH)
+    return (remote(x_ref.at[my_id, left_slice], hbm_scratch.at[working, left_slice],
+                   left_send, left_recv, left),
+            remote(x_ref.at[my_id, right_slice], hbm_scratch.at[working, right_slice],
+                   right_send, right_recv, right),
+            remote(hbm_scratch.at[working, left_slice], hbm_scratch.at[receiving, left_slice],
+                   left_send, left_recv, left),
+            remote(hbm_scratch.at[receiving, right_slice],
+                   hbm_scratch.at[working, right_slice], right_send, right_recv, right))
+
+
 def reduce_scatter_sum(jx, lpl, lpltpu, n, block=(16, 128)):
     """JAX's test_reduce_scatter_sum_example: a bidirectional ring (left and right halves
     of each block), grid (n, 2)."""
@@ -241,22 +262,10 @@ def reduce_scatter_sum(jx, lpl, lpltpu, n, block=(16, 128)):
         def _():
             _barrier(jx, lpl, lpltpu, left, right)
 
-        def remote(src, dst, send, recv, nb):
-            return lpltpu.make_async_remote_copy(
-                src_ref=src, dst_ref=dst, send_sem=send, recv_sem=recv, device_id=(nb,),
-                device_id_type=lpl.DeviceIdType.MESH)
-        initial_left = remote(x_ref.at[my_id, left_slice],
-                              hbm_scratch.at[working, left_slice], left_send_sem,
-                              left_recv_sem, left)
-        initial_right = remote(x_ref.at[my_id, right_slice],
-                               hbm_scratch.at[working, right_slice], right_send_sem,
-                               right_recv_sem, right)
-        left_copy = remote(hbm_scratch.at[working, left_slice],
-                           hbm_scratch.at[receiving, left_slice], left_send_sem,
-                           left_recv_sem, left)
-        right_copy = remote(hbm_scratch.at[receiving, right_slice],
-                            hbm_scratch.at[working, right_slice], right_send_sem,
-                            right_recv_sem, right)
+        initial_left, initial_right, left_copy, right_copy = _ring_copies(
+            lpl, lpltpu, x_ref, hbm_scratch, my_id, working, receiving, left_slice,
+            right_slice, (left_send_sem, left_recv_sem, right_send_sem, right_recv_sem),
+            left, right)
 
         @lpl.when(is_start)
         def _():
@@ -567,22 +576,10 @@ def pipelined_reduce_scatter(jx, lpl, lpltpu, n, outer=(32, 256), inner=(8, 128)
         left_slice, right_slice = lpl.ds(0, half), lpl.ds(half, half)
         phase_slice = lpl.ds(phase * half, half)
 
-        def remote(src, dst, send, recv, nb):
-            return lpltpu.make_async_remote_copy(
-                src_ref=src, dst_ref=dst, send_sem=send, recv_sem=recv, device_id=(nb,),
-                device_id_type=lpl.DeviceIdType.MESH)
-        initial_left = remote(x_ref.at[my_id, left_slice],
-                              hbm_scratch.at[working, left_slice], left_send_sem,
-                              left_recv_sem, left)
-        initial_right = remote(x_ref.at[my_id, right_slice],
-                               hbm_scratch.at[working, right_slice], right_send_sem,
-                               right_recv_sem, right)
-        left_copy = remote(hbm_scratch.at[working, left_slice],
-                           hbm_scratch.at[receiving, left_slice], left_send_sem,
-                           left_recv_sem, left)
-        right_copy = remote(hbm_scratch.at[receiving, right_slice],
-                            hbm_scratch.at[working, right_slice], right_send_sem,
-                            right_recv_sem, right)
+        initial_left, initial_right, left_copy, right_copy = _ring_copies(
+            lpl, lpltpu, x_ref, hbm_scratch, my_id, working, receiving, left_slice,
+            right_slice, (left_send_sem, left_recv_sem, right_send_sem, right_recv_sem),
+            left, right)
 
         @lpl.when(is_start)
         def _():
