@@ -18,9 +18,10 @@ the grid indices, as JAX's). With batched scalar-prefetch operands (JAX's explic
 a dynamic grid or a spec in the "any" or "hbm" memory space (whole arrays that DMAs
 index), vmap becomes a jaxpr.scan over the batch around the unbatched call (JAX folds
 the batch into the grid but for batched scalar prefetch; the values agree), and jvp
-raises NotImplementedError as JAX does. A batched call's dimension_semantics gain a
-leading "parallel" for the batch axis; its cost_estimate is multiplied by the batch
-size, as JAX's.
+raises NotImplementedError as JAX does. Over an axis of size 1 the call is not batched
+(its batched operands squeezed, its results given a leading axis), as JAX's. A batched
+call's dimension_semantics gain a leading "parallel" for the batch axis; its
+cost_estimate is multiplied by the batch size, as JAX's.
 
 JVP (JAX: `_pallas_call_jvp_rule`): the kernel is discharged into a pure function of its
 blocks, that function is differentiated (passes/forward_mode.py), and a new kernel reads
@@ -42,6 +43,7 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import state as S
+from mjax.dialect.ops import structural as St
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.pallas import SQUEEZED, PallasCallOp, emit_pallas_call
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
@@ -136,6 +138,8 @@ def _pallas_batch(batcher, op, vals, dims, b):
     p = dict(op.opview.params)
     if _on_mesh(batcher, p) and MESH_BATCH["applies"](batcher, op):
         return MESH_BATCH["rule"](batcher, op, vals, dims, b)
+    if size == 1:
+        return _batch_of_one(b, op, vals, dims, p)
     whole = any(spec.get("memory_space") in ("any", "hbm")
                 for spec in list(p["in_specs"]) + list(p["out_specs"]))
     n_pre = int(p.get("num_scalar_prefetch") or 0)
@@ -179,6 +183,17 @@ def _pallas_batch(batcher, op, vals, dims, b):
     if p.get("cost_estimate"):       # (as JAX's: the batch's calls' costs)
         p["cost_estimate"] = {k: v * size for k, v in p["cost_estimate"].items()}
     outs = emit_pallas_call(b, new_vals, out_avals, **p)
+    return outs, [0] * len(outs)
+
+
+def _batch_of_one(b, op, vals, dims, p):
+    """vmap over an axis of size 1, as JAX's: the batched operands squeezed, the call
+    itself unbatched (its grid, its scalar prefetch as they were), its results given a
+    leading axis of 1."""
+    args = [v if d is None else b.emit(St.SqueezeOp, v, dimensions=(d,))[0]
+            for v, d in zip(vals, dims)]
+    outs = emit_pallas_call(b, args, [aval_of(r.type) for r in op.results], **p)
+    outs = [b.emit(St.ExpandDimsOp, o, dimensions=(0,))[0] for o in outs]
     return outs, [0] * len(outs)
 
 
