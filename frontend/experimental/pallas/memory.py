@@ -28,7 +28,7 @@ from mjax.experimental.pallas.primitives import current_kernel
 from mjax.experimental.pallas.ref import (Ref, ReshapedRef, _as_i32, as_ref,
                                           bitcast_view_shape)
 from mjax.experimental.pallas.selection import SelectedRef, each_selected, no_selection
-from mjax.experimental.pallas.tpu_cores import split_core_axes
+from mjax.experimental.pallas.tpu_cores import int32_scalar as _i32, split_core_axes
 
 
 class DeviceIdType(enum.Enum):
@@ -122,15 +122,6 @@ def _semaphore_view(sem, what: str) -> tuple[Ref, list, dict]:
         return ref, idx, {}
     starts, params, _ = ref.view_args()
     return ref, starts, params
-
-
-def _i32(what: str, v):
-    a = aval_of_value(v)
-    if a.shape != () or np.dtype(a.dtype).kind not in "iu":
-        raise TypeError(f"{what} must be an integer scalar, got {a.str_short()}")
-    if isinstance(v, (int, np.integer)):
-        return np.int32(v)
-    return v if np.dtype(a.dtype) == np.int32 else lax.convert_element_type(v, np.int32)
 
 
 def semaphore_signal(sem_or_view, inc=1, *, device_id=None,

@@ -28,7 +28,9 @@ def kernel_core_axes() -> tuple:
     return tuple(AXIS_ENV.index_of)
 
 
-def _core_i32(what: str, v):
+def int32_scalar(what: str, v):
+    """`v`, an integer scalar (a core or device index, a count), as int32; TypeError
+    naming `what` for anything else."""
     a = aval_of_value(v)
     if a.shape != () or np.dtype(a.dtype).kind not in "iu":
         raise TypeError(f"{what} must be an integer scalar, got {a.str_short()}")
@@ -69,7 +71,7 @@ def split_core_axes(device_id, core_index, what: str):
             f"interpret mode (interpret=True or pltpu.InterpretParams) is not supported by "
             f"mjax: its interpreter runs a multi-core kernel's cores one after the other, "
             f"so they cannot signal or copy to each other; lower the kernel for the TPU")
-    return device_id, _core_i32(f"{what} core index", core)
+    return device_id, int32_scalar(f"{what} core index", core)
 
 
-__all__ = ["kernel_core_axes", "split_core_axes"]
+__all__ = ["int32_scalar", "kernel_core_axes", "split_core_axes"]
