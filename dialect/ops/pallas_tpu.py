@@ -672,7 +672,34 @@ PRNG_OPS = (PrngSeedOp, PrngRandomBitsOp)
 DMA_OPS = (DmaStartOp, DmaWaitOp)
 SEMAPHORE_OPS = (SemaphoreSignalOp, SemaphoreWaitOp, SemaphoreReadOp)
 
-__all__ = ["DMA_OPS", "DYNAMIC_SIZE", "GetBarrierSemaphoreOp", "VIEW_START", "n_dynamic",
+class DebugPrintOp(JaxprOp, name="debug_print"):
+    """Prints `fmt` with the operands from inside a Pallas kernel: pl.debug_print, or
+    jax.debug.print traced in a kernel. Compiled for a TPU it is Mosaic's `tpu.log` (all
+    scalars) or `tpu.log_buffer` (one vector); interpreted it is the host callback
+    `callback_id` (the print as outside kernels, which discharge turns it into).
+    `keywords`: the call passed keyword arguments (JAX's TPU lowering refuses them).
+    JAX: debugging.debug_print_p inside a kernel."""
+
+    num_operands = None
+    pure = False                       # (printing is its effect: never removed)
+    attributes = {"fmt": A.Str(), "callback_id": A.Int(), "ordered": A.Bool(default=False),
+                  "has_placeholders": A.Bool(default=False),
+                  "keywords": A.Bool(default=False)}
+
+    @classmethod
+    def infer(cls, *avals, fmt, callback_id, ordered, has_placeholders, keywords):
+        for a in avals:
+            if isinstance(a, RefAval):
+                raise TypeError(f"jaxpr.debug_print prints values, got {a.str_short()}")
+        return ()
+
+    @classmethod
+    def split(cls, avals_or_values):
+        """(no ref, the printed values, no starts): discharge's view of the op."""
+        return None, list(avals_or_values), []
+
+
+__all__ = ["DMA_OPS", "DebugPrintOp", "DYNAMIC_SIZE", "GetBarrierSemaphoreOp", "VIEW_START", "n_dynamic",
            "DmaStartOp", "DmaWaitOp", "MultipleOfOp", "PRNG_OPS", "PrngRandomBitsOp",
            "PrngSeedOp", "RollOp", "TpuBitcastOp", "RunScopedOp", "SEMAPHORE_OPS",
            "SemaphoreOp", "fold_view", "view_levels", "SemaphoreReadOp",

@@ -21,8 +21,10 @@ from typing import Any, Callable
 import numpy as np
 
 from mjax.base import trace_trees, tree_util
+from mjax.arrays.host_callbacks import register
 from mjax.callbacks import call
-from mjax.tracing.core import aval_of_value, current_trace, user_frame
+from mjax.dialect.ops.pallas_tpu import DebugPrintOp
+from mjax.tracing.core import aval_of_value, bind, current_trace, user_frame
 from mjax.arrays.placement import devices
 from mjax.specs.sharding_impls import SingleDeviceSharding
 
@@ -52,6 +54,33 @@ def _merge(tree, dyn, static):
     it = iter(dyn)
     leaves = [static[i] if i in static else next(it) for i in range(len(dyn) + len(static))]
     return tree_util.tree_unflatten(tree, leaves)
+
+
+# Whether a Pallas kernel is being traced: filled by mjax.experimental.pallas (a higher
+# floor) at import. There a print is one `jaxpr.debug_print` (Mosaic's tpu.log when
+# compiled), which keeps the host callback interpret mode runs.
+IN_KERNEL: list[Callable[[], bool]] = []
+
+
+def _in_kernel() -> bool:
+    return current_trace() is not None and any(f() for f in IN_KERNEL)
+
+
+def _stage_kernel_print(show: Callable, args, kwargs, fmt: str, ordered: bool,
+                        has_placeholders: bool, key) -> None:
+    tree, dyn, static = _split(args, kwargs)
+
+    def flat(*arrays):
+        a, k = _merge(tree, arrays, static)
+        show(*a, **k)
+        return ()
+    shared = None if key is None else (key, tree, _freeze(static), ordered)
+    if static:
+        raise NotImplementedError(
+            f"a print inside a Pallas kernel takes arrays and numbers only, got "
+            f"{', '.join(type(v).__name__ for v in static.values())}")
+    bind(DebugPrintOp, *dyn, fmt=fmt, callback_id=register(flat, "debug.print", shared),
+         ordered=ordered, has_placeholders=has_placeholders, keywords=bool(kwargs))
 
 
 def _freeze(static: dict):
@@ -175,6 +204,9 @@ def print(fmt: str | None = None, *args, ordered: bool = False,  # noqa: A001 - 
             _format_and_print(fmt, options, has_placeholders, record, *a, **k)
         key = ("print", fmt, has_placeholders, _hashable_options(options)) \
             if record is None else None
+        if _in_kernel():
+            _stage_kernel_print(show, c_args, c_kwargs, fmt, ordered, has_placeholders, key)
+            return
         _stage("debug.print", show, c_args, c_kwargs, ordered, key)
 
     if fmt is not None:

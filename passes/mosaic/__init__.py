@@ -8,6 +8,7 @@ serde version, and `lower_block` for regions. An op without a rule is an error n
 the op at its line, with the reason its family states. custom_call.py serializes the
 module into the `tpu_custom_call` libtpu compiles.
 """
-from mjax.passes.mosaic import (control_flow, elementwise, gather, memory,  # noqa: F401
-                                random, reductions, state, structural, unsupported)
+from mjax.passes.mosaic import (control_flow, debug, elementwise, gather,  # noqa: F401
+                                memory, random, reductions, state, structural,
+                                unsupported)
 from mjax.passes.mosaic import mxu  # noqa: F401  (explicit MXU matmul ops)

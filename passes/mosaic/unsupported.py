@@ -13,9 +13,9 @@ from mjax.passes.mosaic.table import MOSAIC
 K.state_unsupported(MOSAIC, {
     "collectives run across devices; in a TPU kernel, use remote DMAs and semaphores":
         K.COLLECTIVE_OPS,
-    "host callbacks and exported modules cannot run inside a TPU kernel (JAX lowers "
-    "pl.debug_print to tpu.log; mjax's pl.debug_print is a host callback, not lowered "
-    "yet: issue 55)": K.HOST_OPS,
+    "host callbacks and exported modules cannot run inside a TPU kernel (to print, use "
+    "pl.debug_print or jax.debug.print: Mosaic's tpu.log, passes/mosaic/debug.py)":
+        K.HOST_OPS,
     "transformations are expanded before kernels are compiled "
     "(--jaxpr-expand-transforms)": K.TRANSFORM_OPS,
     "checkify inside a Pallas kernel is not supported: checks are functionalized by "

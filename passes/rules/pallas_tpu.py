@@ -32,6 +32,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.ops import pallas_tpu as P
+from mjax.dialect.ops.callbacks import CallbackOp
 from mjax.dialect.ops.pallas import SEMAPHORE_SPACES, scratch_memory_spaces
 from mjax.dialect.types import RefAval, aval_of
 from mjax.passes.ir_util import reachable_functions
@@ -41,7 +42,8 @@ from mjax.passes.rules import hlo as H
 from mjax.passes.rules import pallas_remote as R
 from mjax.passes.rules.sharding import shard_elementwise
 from mjax.passes.rules.state import _bitcast_view, _padded, _read, _unpadded, _write
-from mjax.passes.rules.tables import (BATCH, DISCHARGE_NESTED, JVP, LOWER, SHARD, TRANSPOSE,
+from mjax.passes.rules.tables import (BATCH, DISCHARGE, DISCHARGE_NESTED, JVP, LOWER, SHARD,
+                                      TRANSPOSE,
                                       TRITON, lowering)
 
 _WHY = {
@@ -619,3 +621,23 @@ DISCHARGE_NESTED.update({
 })
 
 __all__: list[str] = []
+
+
+# ---- jaxpr.debug_print: a print in a kernel ---------------------------------------------
+def _debug_print_discharge(b, ref, values, starts, *, callback_id, ordered, **params):
+    """Interpreted, the print is its host callback, as outside kernels."""
+    b.emit(CallbackOp, *values, callback_id=callback_id,
+           effect="debug_ordered" if ordered else "debug", result_shapes=None,
+           result_dtypes=None, vmap_method=None)
+    return None, []
+
+
+DISCHARGE.register(P.DebugPrintOp)(_debug_print_discharge)
+_PRINT_WHY = ("a print inside a Pallas kernel becomes its host callback when the kernel "
+              "is discharged (--jaxpr-pallas-interpret, vmap and jvp of the pallas_call) "
+              "or Mosaic's tpu.log when it is compiled for a TPU")
+for _table in (LOWER, BATCH, SHARD, JVP, TRANSPOSE):
+    _table.unsupported(P.DebugPrintOp, _PRINT_WHY)
+TRITON.unsupported(P.DebugPrintOp, "prints inside Triton kernels are not lowered by mjax "
+                   "yet (JAX's Triton lowering prints with tt.print); interpret=True "
+                   "prints through a host callback")

@@ -222,3 +222,16 @@ func.func private @other_core(%src: memref<8x128xf32>, %dst: memref<8x128xf32>, 
   "jaxpr.semaphore_signal"(%recv, %c, %z, %c) {device_ids = 1, core_ids = 1} : (memref<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> ()
   return
 }
+
+// -----
+
+// pl.debug_print / jax.debug.print in a kernel: the format, the host callback interpret
+// mode runs, and the values.
+// CHECK-LABEL: func.func private @debug_print
+// CHECK:         "jaxpr.debug_print"(%{{.*}}, %{{.*}}) {callback_id = 0 : i64, fmt = "i = {} {}", has_placeholders = true} : (tensor<i32>, tensor<i32>) -> ()
+// CHECK:         "jaxpr.debug_print"(%{{.*}}) {callback_id = 1 : i64, fmt = "x = {}", has_placeholders = true, keywords = true, ordered = true} : (tensor<8x128xf32>) -> ()
+func.func private @debug_print(%i: tensor<i32>, %x: tensor<8x128xf32>) {
+  "jaxpr.debug_print"(%i, %i) {fmt = "i = {} {}", callback_id = 0, has_placeholders = true} : (tensor<i32>, tensor<i32>) -> ()
+  "jaxpr.debug_print"(%x) {fmt = "x = {}", callback_id = 1, has_placeholders = true, ordered = true, keywords = true} : (tensor<8x128xf32>) -> ()
+  return
+}

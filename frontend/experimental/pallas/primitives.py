@@ -25,6 +25,8 @@ class _Kernels(threading.local):
 
 
 _kernels = _Kernels()
+# (jax.debug.print in a kernel stages a kernel print: mjax.debug asks through this)
+debug.IN_KERNEL.append(lambda: bool(_kernels.stack))
 
 
 class KernelContext:
@@ -332,8 +334,11 @@ def max_contiguous(x, values):
 
 
 def debug_print(fmt: str, *args):
-    """Prints from inside a kernel (interpret mode: a host callback). JAX: pl.debug_print."""
-    debug.print(fmt, *args)
+    """Prints from inside a kernel: all scalars (placeholders `{}` only for 32-bit
+    integers; without placeholders the values follow the text) or one vector (the text
+    ending in `{}`). Compiled for a TPU, Mosaic's tpu.log; interpreted, a host callback.
+    JAX: pl.debug_print."""
+    debug.print(fmt, *args, skip_format_check=True)
 
 
 __all__ = ["KernelContext", "addupdate", "atomic_add", "atomic_and", "atomic_max",
