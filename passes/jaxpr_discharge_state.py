@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 
+from mjax.dialect import OPS
 from mjax.dialect.builder import Builder
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import state as S
@@ -156,9 +157,12 @@ class Discharge:
 
 def _makes_refs_inside(op) -> bool:
     """Whether a region op with no ref operand makes refs inside (a branch taking a
-    barrier semaphore, a run_scoped): its regions are discharged too."""
+    barrier semaphore, a run_scoped) or holds an op discharged without refs (a kernel's
+    print, which becomes its host callback): its regions are discharged too."""
     return bool(len(op.regions)) and any(
-        is_ref(r) for inner in nested_ops(op) for r in inner.results)
+        any(is_ref(r) for r in inner.results) or
+        getattr(OPS.get(inner.name), "discharged_without_refs", False)
+        for inner in nested_ops(op))
 
 
 def _check_no_grid_queries(op):

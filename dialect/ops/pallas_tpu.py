@@ -682,6 +682,7 @@ class DebugPrintOp(JaxprOp, name="debug_print"):
 
     num_operands = None
     pure = False                       # (printing is its effect: never removed)
+    discharged_without_refs = True     # (discharge enters the bodies holding it)
     attributes = {"fmt": A.Str(), "callback_id": A.Int(), "ordered": A.Bool(default=False),
                   "has_placeholders": A.Bool(default=False),
                   "keywords": A.Bool(default=False)}

@@ -30,7 +30,14 @@ def kernels(J, P) -> dict:
             print_(x)
             o[...] = x[...]
         return kernel
+    def in_bodies(x):                    # (prints in a loop body and a pl.when branch)
+        J.lax.fori_loop(0, 2, lambda i, c: (P.debug_print("step {}", i), c)[1], 0)
+
+        @P.when(P.program_id(0) == 1)
+        def _():
+            P.debug_print("last block:", x[0, 0])
     return {
+        "in_bodies": copy(in_bodies),
         "scalars_placeholders": copy(lambda x: P.debug_print(
             "program {} of {}", P.program_id(0), P.num_programs(0))),
         "literal_placeholder": copy(lambda x: P.debug_print("seven {}", 7)),
