@@ -22,78 +22,51 @@ from jaxlib.mosaic.python import tpu
 
 from mjax.dialect.ops import pallas_tpu as PT
 from mjax.passes.mosaic.table import MOSAIC
+from mjax.passes.kernel_lowering.prints import (PrintTypeError, PrintValueError, aval_text,
+                                               check_print, print_error)
 from mjax.passes.mosaic.types import avals_in, index, ref_type
-from mjax.passes.registry import PassError, op_error
 
-_FLAG = "jaxpr-pallas-to-mosaic"
-
-
-class PrintValueError(PassError, ValueError):
-    """A print the TPU lowering refuses (JAX raises ValueError)."""
-
-
-class PrintTypeError(PassError, TypeError):
-    """A print whose values the TPU lowering cannot format (JAX raises TypeError)."""
-
-
-class PrintNotImplementedError(PassError, NotImplementedError):
-    """An ordered print (JAX raises NotImplementedError)."""
-
-
-def _error(cls, op, message: str) -> PassError:
-    return cls(op, op_error(op, f"{_FLAG}: {message}").message)
-
-
-def _aval_text(a) -> str:
-    """An aval as JAX's ShapedArray prints in its error."""
-    return f"ShapedArray({np.dtype(a.dtype).name}[{','.join(map(str, a.shape))}])"
-
-
-def check_format(op, fmt: str, n_args: int) -> None:
+def check_format(kl, op, fmt: str, n_args: int) -> None:
     """A placeholder format's checks (JAX: pl's check_debug_print_format)."""
     n = 0
     for _, field, spec, conversion in string.Formatter().parse(fmt):
         n += field is not None
         if spec or conversion:
-            raise _error(PrintValueError, op, "The format string should not contain any "
-                         "format specs or conversions")
+            raise print_error(PrintValueError, kl, op, "The format string should not "
+                              "contain any format specs or conversions")
         if field:
-            raise _error(PrintValueError, op, "The format string should not reference "
-                         "arguments by position or name")
+            raise print_error(PrintValueError, kl, op, "The format string should not "
+                              "reference arguments by position or name")
     if n != n_args:
-        raise _error(PrintTypeError, op, f"The format string expects {n} "
-                     f"argument{'' if n == 1 else 's'}, but got {n_args}")
+        raise print_error(PrintTypeError, kl, op, f"The format string expects {n} "
+                          f"argument{'' if n == 1 else 's'}, but got {n_args}")
 
 
 @MOSAIC.register(PT.DebugPrintOp)
 def _debug_print(kl, op, *args, fmt, ordered, has_placeholders, keywords, **params):
-    if ordered:
-        raise _error(PrintNotImplementedError, op,
-                     "Ordered debug_print is not supported on Pallas.")
-    if keywords:
-        raise _error(PrintValueError, op, "Only positional arguments are supported by "
-                     "debug_print on Pallas.")
+    check_print(kl, op, ordered, keywords)
     avals = avals_in(op)
     if all(not a.shape for a in avals):
         _log_scalars(kl, op, args, avals, fmt, has_placeholders)
     elif len(avals) == 1:
         _log_vector(kl, op, args[0], avals[0], fmt, has_placeholders)
     else:
-        raise _error(PrintValueError, op, "All inputs to debug_print must be all scalars "
-                     "or a single vector, but got "
-                     f"({', '.join(_aval_text(a) for a in avals)})")
+        raise print_error(PrintValueError, kl, op, "All inputs to debug_print must be all "
+                          "scalars or a single vector, but got "
+                          f"({', '.join(aval_text(a) for a in avals)})")
     return []
 
 
 def _log_scalars(kl, op, args, avals, fmt, has_placeholders) -> None:
     values = [kl.value(x, a.dtype) for x, a in zip(args, avals)]
     if has_placeholders:
-        check_format(op, fmt, len(values))
+        check_format(kl, op, fmt, len(values))
         if not all(np.dtype(a.dtype).kind in "iu" and np.dtype(a.dtype).itemsize == 4
                    for a in avals):
-            raise _error(PrintTypeError, op, "All arguments must be 32-bit integers when "
-                         "using placeholders (`{...}`). If you need to print values of "
-                         "other types, remove placeholders from the format string.")
+            raise print_error(PrintTypeError, kl, op, "All arguments must be 32-bit "
+                              "integers when using placeholders (`{...}`). If you need to "
+                              "print values of other types, remove placeholders from the "
+                              "format string.")
         # (Mosaic's log names its values $0, $1, ... in the text)
         fmt = "".join(text if field is None else f"{text}${spec}{i}"
                       for i, (text, field, spec, _) in enumerate(
@@ -103,8 +76,8 @@ def _log_scalars(kl, op, args, avals, fmt, has_placeholders) -> None:
 
 def _log_vector(kl, op, x, aval, fmt, has_placeholders) -> None:
     if not has_placeholders or not fmt.endswith("{}"):
-        raise _error(PrintValueError, op,
-                     "For vector input, the format string must end with {}.")
+        raise print_error(PrintValueError, kl, op,
+                          "For vector input, the format string must end with {}.")
     x = kl.value(x, aval.dtype)
     # (the shape goes with the buffer: the chip pads a buffer to whole tiles)
     region = tpu.RegionOp(())

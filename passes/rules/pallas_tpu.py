@@ -638,6 +638,4 @@ _PRINT_WHY = ("a print inside a Pallas kernel becomes its host callback when the
               "or Mosaic's tpu.log when it is compiled for a TPU")
 for _table in (LOWER, BATCH, SHARD, JVP, TRANSPOSE):
     _table.unsupported(P.DebugPrintOp, _PRINT_WHY)
-TRITON.unsupported(P.DebugPrintOp, "prints inside Triton kernels are not lowered by mjax "
-                   "yet (JAX's Triton lowering prints with tt.print); interpret=True "
-                   "prints through a host callback")
+# (Triton: tt.print, passes/triton/prints.py; Mosaic: passes/mosaic/debug.py)

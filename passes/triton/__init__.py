@@ -8,5 +8,5 @@ is the kernel lowering (passes/triton/kernel.py): program ids, the grid, the pla
 and `lower_block` / `lower_function` for regions and callees. An op without a rule is an
 error naming the op at its line, with the reason its family states.
 """
-from mjax.passes.triton import (control_flow, elementwise, reductions, state,  # noqa: F401
-                                structural, unsupported)
+from mjax.passes.triton import (control_flow, elementwise, prints,  # noqa: F401
+                                reductions, state, structural, unsupported)

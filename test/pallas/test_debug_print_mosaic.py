@@ -7,6 +7,8 @@ print is still a host callback.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -15,9 +17,13 @@ import jax.experimental.pallas.tpu  # noqa: E402,F401
 
 import mjax  # noqa: E402
 from jax.experimental import pallas as jpl  # noqa: E402
+from jax.experimental.pallas import triton as jplt  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
+from mjax.experimental.pallas import triton as plt  # noqa: E402
 
+from mjax.passes.ir_util import nested_ops  # noqa: E402
 from test_mosaic_differential import assert_same_mosaic, tpu_mosaic  # noqa: E402
+from test_triton_lowering import _jax_triton_call, _ours_traced  # noqa: E402
 
 SHAPE = (8, 128)
 LIBS = {"jax": (jax, jpl), "mjax": (mjax, pl)}
@@ -148,3 +154,50 @@ def test_outside_kernels_a_print_is_a_host_callback():
         return x
     text = str(mjax.jit(f).trace(mjax.ShapeDtypeStruct((4,), np.float32)).jaxpr)
     assert "debug_print" not in text and "callback" in text, text
+
+
+# ---- Triton: tt.print, as JAX's Triton lowering ---------------------------------------------
+def triton_kernels(J, P) -> dict:
+    def kernel(print_):
+        def k(x, o):
+            print_(x)
+            o[...] = x[...]
+        return k
+    return {
+        "scalars": kernel(lambda x: P.debug_print("x0, program:", x[0], P.program_id(0))),
+        "vector": kernel(lambda x: P.debug_print("x", x[...])),
+        "text_only": kernel(lambda x: P.debug_print("hello")),
+        "placeholder": kernel(lambda x: P.debug_print("p {}", P.program_id(0))),
+        "ordered": kernel(lambda x: J.debug.print("p {}", P.program_id(0), ordered=True)),
+    }
+
+
+TRITON_PARAMS = {"jax": jplt.CompilerParams, "mjax": plt.CompilerParams}
+
+
+def triton_prints(lib, name) -> list[str]:
+    J, P = LIBS[lib]
+    spec = P.BlockSpec((64,), lambda i: (i,))
+    params = TRITON_PARAMS[lib]()           # (Triton, not Mosaic GPU)
+    f = lambda x: P.pallas_call(triton_kernels(J, P)[name],  # noqa: E731
+                                out_shape=J.ShapeDtypeStruct((128,), np.float32), grid=(2,),
+                                in_specs=[spec], out_specs=spec, compiler_params=params)(x)
+    _, tmod = (_jax_triton_call if lib == "jax" else _ours_traced)(
+        f, J.numpy.zeros((128,), np.float32))
+    return [re.sub(r"%[\w#]+", "%v", str(op)) for op in nested_ops(tmod)
+            if op.name == "tt.print"]
+
+
+@pytest.mark.parametrize("name", ["scalars", "vector", "text_only"])
+def test_triton_print_as_jax(name):
+    want = triton_prints("jax", name)
+    assert len(want) == 1 and triton_prints("mjax", name) == want
+
+
+@pytest.mark.parametrize("name", ["placeholder", "ordered"])
+def test_triton_refused_as_jax(name):
+    with pytest.raises(Exception) as jerr:
+        triton_prints("jax", name)
+    with pytest.raises(type(jerr.value)) as merr:
+        triton_prints("mjax", name)
+    assert str(merr.value).endswith(": " + str(jerr.value).splitlines()[-1]), merr.value
