@@ -52,6 +52,10 @@ start per dimension (every dim squeezed, so it needs no attributes).
         runs its body with fresh buffers (uninitialized; semaphores at zero) that live
         only while it runs. Its region is isolated from above: refs and values the body
         uses are operands, passed as the first block arguments.
+    "jaxpr.debug_print"(%values...) {fmt, callback_id, ordered, has_placeholders,
+                                     keywords}
+        pl.debug_print / jax.debug.print in a kernel: Mosaic's tpu.log / tpu.log_buffer,
+        Triton's tt.print; discharged, its host callback `callback_id`.
 
 Interpret mode (`--jaxpr-pallas-interpret`, through the discharge rules in
 passes/rules/pallas_tpu.py) runs a DMA as a copy at its start, which adds its size to

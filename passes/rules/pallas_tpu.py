@@ -18,6 +18,8 @@ several refs at once, so they get the discharge itself, as control flow does):
   is poisoned and reported, and updates honour a predicated branch's `active`.
 - `run_scoped` inlines its body, its scoped buffers starting uninitialized (NaN, the
   minimum integer; semaphores 0), as pallas_call's scratch does.
+- `debug_print` (a print in a kernel) becomes its debug host callback, as a print
+  outside kernels; discharge enters loop bodies and branches holding one.
 
 The transformations never meet these ops one by one: vmap and jvp of a pallas_call
 transform the discharged kernel (passes/rules/pallas.py). Lowering on a TPU:
