@@ -7,6 +7,7 @@ print is still a host callback.
 """
 from __future__ import annotations
 
+import pathlib
 import re
 
 import numpy as np
@@ -21,8 +22,12 @@ from jax.experimental.pallas import triton as jplt  # noqa: E402
 from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import triton as plt  # noqa: E402
 
+from jaxlib.mlir import ir  # noqa: E402
+from mjax.dialect.context import context  # noqa: E402
+from mjax.passes import load_pass_plugin  # noqa: E402
 from mjax.passes.ir_util import nested_ops  # noqa: E402
-from test_mosaic_differential import assert_same_mosaic, tpu_mosaic  # noqa: E402
+from test_mosaic_differential import (assert_same_mosaic, custom_calls, decode,  # noqa: E402
+                                      tpu_mosaic)
 from test_triton_lowering import _jax_triton_call, _ours_traced  # noqa: E402
 
 SHAPE = (8, 128)
@@ -201,3 +206,31 @@ def test_triton_refused_as_jax(name):
     with pytest.raises(type(jerr.value)) as merr:
         triton_prints("mjax", name)
     assert str(merr.value).endswith(": " + str(jerr.value).splitlines()[-1]), merr.value
+
+
+def test_strip_debug_prints_removes_kernel_prints(capfd):
+    """examples/passes/strip_debug_prints.py strips a kernel's prints too (interpreted,
+    they printed as host callbacks before kernels had their own print op)."""
+    root = pathlib.Path(__file__).resolve().parents[2]
+    [strip] = load_pass_plugin(str(root / "examples/passes/strip_debug_prints.py"))
+    f = call(mjax, pl, kernels(mjax, pl)["in_bodies"], interpret=True)
+    x = np.ones(SHAPE, np.float32)
+    capfd.readouterr()
+    np.testing.assert_array_equal(np.asarray(mjax.jit(f)(x)), x)
+    mjax.effects_barrier()
+    assert "last block:" in capfd.readouterr().out
+    np.testing.assert_array_equal(np.asarray(mjax.jit(f, passes=[strip()])(x)), x)
+    mjax.effects_barrier()
+    assert capfd.readouterr().out == ""
+    text = mosaic_of(mjax.jit(call(mjax, pl, kernels(mjax, pl)["vector"]), passes=[strip()]))
+    assert "tpu.log" not in text and "tpu.vector_store" in text
+
+
+def mosaic_of(jitted) -> str:
+    """The Mosaic text of a jitted function's one kernel, lowered for the TPU."""
+    text = jitted.trace(mjax.ShapeDtypeStruct(SHAPE, np.float32)).lower(
+        lowering_platforms=("tpu",)).as_text()
+    with context(), ir.Location.unknown():
+        module = ir.Module.parse(text)      # (held: its ops die with it)
+        (cc,) = custom_calls(module)
+        return decode(cc)[1]
