@@ -14,7 +14,7 @@ from mjax.specs.sharding_impls import (UNCONSTRAINED, AbstractDevice, AbstractMe
                                        PartitionSpec, Sharding, SingleDeviceSharding, as_sharding,
                                        current_mesh, get_abstract_mesh, get_mesh, hlo_key,
                                        make_mesh, named_from_hlo, use_abstract_mesh)
-from mjax.arrays.sharding_types import ManualAxisType  # noqa: F401
+from mjax.specs.manual_axis_type import ManualAxisType  # noqa: F401
 from mjax.spmd.mesh import auto_axes, explicit_axes, set_mesh
 
 

@@ -19,6 +19,7 @@ from mjax.dialect.ops import collectives as C
 from mjax.dialect.ops.sharding import ShardingConstraintOp, dim_axes
 from mjax.dialect.types import KeyType, RefAval, ShapedArray, short_dtype_name
 from mjax.specs.dtypes import aval_of_value, hi_aval
+from mjax.specs.manual_axis_type import ManualAxisType
 from mjax.passes.rules.tables import CONTRACTION, PARTIAL_SUMS, PER_PARTIAL, PRODUCT, SHARD, SUM
 from mjax.specs.sharding_impls import (AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec,
                                        get_abstract_mesh)
@@ -563,22 +564,6 @@ def _trace_op_varying(varying, opcls, tracers, outs, params) -> None:
     if axes:
         for o in outs:
             varying[o.value] = axes
-
-
-class ManualAxisType(tuple):
-    """The mesh axes a shard_map body's value varies along. JAX: core.ManualAxisType."""
-
-    def __new__(cls, *, varying=frozenset(), unreduced=frozenset(), reduced=frozenset()):
-        return super().__new__(cls, (frozenset(varying), frozenset(unreduced),
-                                     frozenset(reduced)))
-
-    varying = property(lambda self: self[0])
-    unreduced = property(lambda self: self[1])
-    reduced = property(lambda self: self[2])
-
-    def __repr__(self):
-        return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
-                f"reduced={self.reduced})")
 
 
 def typeof_traced(t) -> ShardedAval:

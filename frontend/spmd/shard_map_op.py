@@ -72,7 +72,7 @@ def emit_shard_map(body, mesh, manual: tuple, leaves, specs, out_specs, check_vm
         return out
 
     with contextlib.ExitStack() as stack:
-        stack.enter_context(AXIS_ENV.mesh(mesh.axis_names, mesh.axis_sizes))
+        stack.enter_context(AXIS_ENV.mesh(mesh.axis_names, mesh.axis_sizes, check_vma))
         for a in manual:
             stack.enter_context(AXIS_ENV.bound(a, sizes[a]))
         traced = stage_function(recorded, tuple(blocks), {}, name="body")

@@ -21,14 +21,19 @@ class AxisEnv:
         # sizes). A Pallas TPU kernel traced inside one names devices by their place in
         # it (JAX: the kernel's mesh context).
         self.meshes: list[tuple[tuple, tuple]] = []
+        # Per mesh above, whether its shard_map checks varying axes (check_vma; JAX's
+        # config._check_vma inside the body): a pallas_call's out_shape must then say them.
+        self.vma_checks: list[bool] = []
 
     @contextlib.contextmanager
-    def mesh(self, axis_names: tuple, axis_sizes: tuple):
+    def mesh(self, axis_names: tuple, axis_sizes: tuple, check_vma: bool = False):
         self.meshes.append((tuple(axis_names), tuple(int(n) for n in axis_sizes)))
+        self.vma_checks.append(bool(check_vma))
         try:
             yield
         finally:
             self.meshes.pop()
+            self.vma_checks.pop()
 
     @contextlib.contextmanager
     def per_device(self, name: str):

@@ -39,6 +39,14 @@ from mjax.experimental.pallas import lockstep  # noqa: F401  (registers the wait
 from mjax.experimental.pallas.primitives import KernelContext
 from mjax.lax.prng import PRNGKeyArray
 from mjax.experimental.pallas.ref import Ref
+from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
+
+# (JAX's error for an out_shape that does not say its varying axes under check_vma)
+_NO_MANUAL_AXIS_TYPE = (
+    "When `check_vma=True` on `jax.shard_map`, `manual_axis_type` on "
+    "`jax.ShapeDtypeStruct` must not be `None`. Please specify how the output should be "
+    "varying across mesh axes using the `manual_axis_type` argument of "
+    "`jax.ShapeDtypeStruct` or set `check_vma=False` on `jax.shard_map`.")
 
 
 def _is_spec_leaf(x) -> bool:
@@ -419,10 +427,13 @@ class _PallasCall:
         out_leaves, out_tree = trace_trees.tree_flatten(
             self.out_shape, is_leaf=lambda x: hasattr(x, "shape") and hasattr(x, "dtype"))
         out_avals = []
+        check_vma = bool(AXIS_ENV.vma_checks and AXIS_ENV.vma_checks[-1])
         for o in out_leaves:
             if not (hasattr(o, "shape") and hasattr(o, "dtype")):
                 raise TypeError(f"pallas_call out_shape leaves need a shape and a dtype "
                                 f"(jax.ShapeDtypeStruct), got {o!r}")
+            if check_vma and isinstance(o, ShapeDtypeStruct) and o.manual_axis_type is None:
+                raise ValueError(_NO_MANUAL_AXIS_TYPE)
             out_avals.append(ShapedArray(tuple(o.shape), dtypes.canonicalize_dtype(o.dtype)))
         in_specs = _flat_specs(self.in_specs, len(leaves), "in_specs", "inputs")
         in_specs = [s if k is None else key_block_spec(s, k)
