@@ -30,7 +30,8 @@ from jaxlib.mlir import ir
 from mjax.dialect.types import aval_of
 from mjax.passes.batching import batch_function
 from mjax.passes.jaxpr_discharge_state import PREDICATED_COND, Discharge, is_ref
-from mjax.passes.ir_util import callee_of, clone_into, nested_ops, set_results, symbol_name
+from mjax.passes.ir_util import (clone_into, nested_ops, reachable_functions,
+                                 set_results, symbol_name)
 from mjax.dialect.ops.callbacks import CallbackOp
 from mjax.dialect.ops.collectives import AxisIndexOp
 from mjax.dialect.ops.pallas import SEMAPHORE_SPACES
@@ -47,20 +48,15 @@ def _names_devices(batcher, op) -> bool:
     another device (a remote DMA or signal, the barrier semaphore)."""
     if batcher.reads_axis(op):
         return True
-    seen, todo = set(), [str(op.opview.params["callee"])]
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in batcher.fns:
-            continue
-        seen.add(name)
-        for inner in nested_ops(batcher.fns.get(name)):
+    fns, callee = batcher.fns.table, str(op.opview.params["callee"])
+    if callee not in fns:
+        return False
+    for name in reachable_functions(fns, roots=[callee]):
+        for inner in nested_ops(fns[name]):
             if inner.name == "jaxpr.get_barrier_semaphore" or (
                     inner.name in _TALK and "device_ids" in inner.attributes
                     and ir.IntegerAttr(inner.attributes["device_ids"]).value):
                 return True
-            callee = callee_of(inner)
-            if callee is not None:
-                todo.append(callee)
     return False
 
 
