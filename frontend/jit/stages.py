@@ -214,7 +214,7 @@ class Traced(_Signature):
         with config.trace_state_override(self._options):
             if target is None:     # (for the placement's backend, as jit's calls lower)
                 lowered = self._lower(placement.backend)
-            elif target == str(target_platform()):
+            elif target == str(target_platform()) == self._placed_platform(placement):
                 lowered = self._lower()
             else:              # traced again for the target: its choices are made then
                 with lowering_for_platform(target):
@@ -222,6 +222,20 @@ class Traced(_Signature):
         lowered._platform = target
         lowered._placement = placement
         return lowered
+
+    def _placed_platform(self, placement) -> str:
+        """The platform of the devices the trace is placed on: its mesh's, else its
+        placement's backend's. Lowering for the default platform from arguments on
+        another backend's devices (the CPU's, on a TPU machine) is lowering for another
+        platform, as in JAX: its Mosaic kernels are serialized for export, not for this
+        chip."""
+        if self._layout is not None:
+            devices = getattr(self._layout[2], "devices", None)
+            if devices is not None and getattr(devices, "size", 0):
+                return str(Platform.parse(devices.flat[0].platform))
+        if placement.backend is not None:
+            return str(Platform.parse(placement.backend))
+        return str(target_platform())
 
     def _lower(self, backend: str | None = None):
         """Lowered for `backend` (a name; None: the platform lowered for now)."""

@@ -137,7 +137,11 @@ def test_interpret_prints_as_jax(name, capfd):
     capfd.readouterr()
     want = run_printing("jax", name, capfd)
     got = run_printing("mjax", name, capfd)
-    assert want and got == want
+    assert want
+    if jax.default_backend() == "cpu":
+        assert got == want
+    else:   # (unordered callbacks: on the chip JAX's reach the host out of program order)
+        assert sorted(got.splitlines()) == sorted(want.splitlines())
 
 
 def test_vmap_of_a_printing_kernel_interprets(capfd):

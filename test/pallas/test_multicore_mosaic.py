@@ -64,6 +64,15 @@ def as_v5p(J):
 
 
 @contextlib.contextmanager
+def interpreting_as_v5p(J):
+    """as_v5p, with the CPU as the default device: on the chip too, the TPU interpreters
+    run on the CPU (JAX's, over a multi-core mesh on a TPU backend, lowers core_map as
+    an mpmd_map that refuses its callbacks' effects)."""
+    with as_v5p(J), J.default_device(J.devices("cpu")[0]):
+        yield
+
+
+@contextlib.contextmanager
 def abstract_v5p(J):
     """JAX's knob for a chip off the chip: an abstract mesh whose device is a v5p of 2
     cores (get_num_device_cores and create_tensorcore_mesh read it)."""
@@ -248,10 +257,10 @@ def test_tpu_interpret_values_match_jax_and_numpy(name):
     run: the same values as JAX's and as NumPy's."""
     make, shapes = KERNELS[name]
     args = _args(shapes)
-    with as_v5p(mjax):
+    with interpreting_as_v5p(mjax):
         f, want_of = make(mjax, pl, pltpu, interpret=pltpu.InterpretParams())
         got = _leaves(mjax.jit(f)(*args))
-    with as_v5p(jax):
+    with interpreting_as_v5p(jax):
         jf, _ = make(jax, jpl, jpltpu, interpret=jpltpu.InterpretParams())
         want = _leaves(jax.jit(jf)(*args))
     numpy = _leaves(want_of(*args))
@@ -392,7 +401,7 @@ def test_inter_core_interpret_is_refused(name, mode):
 def test_jax_interpreter_runs_the_core_barrier():
     """(What the refusal leaves out: JAX's TPU interpreter runs the cores in threads.)"""
     x = _args(TALKING["barrier"][1])[0]
-    with as_v5p(jax):
+    with interpreting_as_v5p(jax):
         got = jax.jit(barrier(jax, jpl, jpltpu, interpret=jpltpu.InterpretParams()))(x)
     np.testing.assert_array_equal(np.asarray(got), x + 1.0)
 
