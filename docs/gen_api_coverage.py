@@ -106,7 +106,6 @@ REASONS = {
                                        "mjax; its TPU kernels run unmodified on mjax when "
                                        "loaded from JAX's files "
                                        "(test/pallas/test_jax_tpu_kernels.py)"),
-    "jax.experimental.pallas.fuser.**": f"{NOT_YET}: Pallas kernel fusion",
     "jax.experimental.multihost_utils.*": ("the module's imports and its multi-process "
                                            "primitives' internals; live_devices and "
                                            "ProcessFailureError belong to JAX's fault-"

@@ -1,0 +1,218 @@
+"""get_fusion_values, pull_block_spec, push_block_spec: a fusion's values and BlockSpecs
+for a Pallas kernel. JAX: pallas/fuser/block_spec.py (the rules: block_rules.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+from mjax.base import tree_util
+from mjax.base.traceback_util import api_boundary
+from mjax.jaxpr.objects import Jaxpr, Literal, eval_jaxpr
+from mjax.experimental.pallas.core import no_block_spec
+from mjax.experimental.pallas.fuser import block_rules  # noqa: F401  (fills the tables)
+from mjax.experimental.pallas.fuser import jaxpr_util
+from mjax.experimental.pallas.fuser.block_pull import pull_jaxpr
+from mjax.experimental.pallas.fuser.block_types import (PUSH_RULES, BlockIndexTransform,
+                                                        PushRuleContext, Usage,
+                                                        current_scalar_prefetch,
+                                                        scalar_prefetch_context)
+from mjax.experimental.pallas.fuser.block_usage import compute_usage
+from mjax.experimental.pallas.fuser.kernel_fn import make_kernel_function
+
+__all__ = ["BlockIndexTransform", "get_fusion_values", "get_stateful_input_fusion_values",
+           "get_stateful_output_fusion_values", "make_scalar_prefetch_handler",
+           "pull_block_spec", "push_block_spec"]
+
+
+@functools.partial(api_boundary)
+def make_scalar_prefetch_handler(*args):
+    """A handler picking one fusion's scalar-prefetch values out of all of a kernel's
+    (`sp[args[0]][args[1]]...`)."""
+    def getter(*sp_inputs):
+        result = sp_inputs
+        for i in args:
+            result = result[i]
+        return result
+    return getter
+
+
+class _FusionKernelFn:
+    """What get_fusion_values returns as the fusion's function: called as
+    `fn(values, *args)` it computes the fusion; pull_block_spec reads its jaxpr."""
+
+    def __init__(self, jaxpr: Jaxpr, is_sp, sp_values, out_tree):
+        self.jaxpr, self.is_sp, self.sp_values = jaxpr, is_sp, list(sp_values)
+        self.out_tree = out_tree
+
+    def _merged(self, values):
+        values, sps, out = iter(values), iter(self.sp_values), []
+        for sp in self.is_sp:
+            out.append(next(sps) if sp else next(values))
+        return out
+
+    def __call__(self, values, *args, **kwargs):
+        n = len(self.is_sp) - sum(self.is_sp)
+        if len(values) != n:
+            raise ValueError(f"the fusion takes {n} values, got {len(values)}")
+        outs = eval_jaxpr(self.jaxpr, self._merged(values),
+                          *tree_util.tree_leaves((args, kwargs)))
+        return tree_util.tree_unflatten(self.out_tree, outs)
+
+    def pull_jaxpr(self, args, kwargs):
+        """(jaxpr over (values, *args) with the scalar-prefetch values as constvars,
+        those values, in_tree)."""
+        regular = [v for v, sp in zip(self.jaxpr.constvars, self.is_sp) if not sp]
+        sp_vars = [v for v, sp in zip(self.jaxpr.constvars, self.is_sp) if sp]
+        in_tree = tree_util.tree_structure((args, kwargs))
+        flat = tree_util.tree_leaves((args, kwargs))
+        n_values = len(tree_util.tree_leaves(args[0])) if args else 0
+        if len(flat) - n_values != len(self.jaxpr.invars) or n_values != len(regular):
+            raise ValueError(
+                f"pull_block_spec: the fusion function takes its {len(regular)} values "
+                f"and {len(self.jaxpr.invars)} arguments, got {len(flat)} leaves")
+        jaxpr = self.jaxpr.replace(constvars=sp_vars,
+                                   invars=regular + list(self.jaxpr.invars))
+        return jaxpr, list(self.sp_values), in_tree
+
+
+@functools.partial(api_boundary)
+def get_fusion_values(fusion, *args, **kwargs):
+    """(fn, values, scalar_prefetch_values): the arrays `fusion` reads, split into
+    those a kernel gets in blocks and those only used as scalar indices, and `fn(values,
+    *args)` computing the fusion from them."""
+    jaxpr, values, _, out_tree = jaxpr_util.trace(fusion, *args, **kwargs)
+    jaxpr, values = jaxpr_util.prune_inputs(jaxpr_util.dce(jaxpr), values)
+    read_usage = compute_usage(jaxpr, [{Usage.REGULAR}] * len(jaxpr.outvars))
+    is_sp = [Usage.SCALAR_PREFETCH in read_usage(v) for v in jaxpr.constvars]
+    regular = tuple(x for x, sp in zip(values, is_sp) if not sp)
+    sp_values = tuple(x for x, sp in zip(values, is_sp) if sp)
+    return _FusionKernelFn(jaxpr, is_sp, sp_values, out_tree), regular, sp_values
+
+
+def _stateful_unsupported(name):
+    @functools.partial(api_boundary)
+    def f(fusion, *args, **kwargs):
+        raise NotImplementedError(
+            f"fuser.{name}: fusions that read or write Refs are not supported yet in "
+            "mjax (it needs the state discharge of a fusion's jaxpr)")
+    f.__name__ = name
+    return f
+
+
+get_stateful_input_fusion_values = _stateful_unsupported("get_stateful_input_fusion_values")
+get_stateful_output_fusion_values = _stateful_unsupported(
+    "get_stateful_output_fusion_values")
+
+
+def _unwrap_scalar_prefetch(spec):
+    """`spec` with an index map of the grid indices only, reading the scalar-prefetch
+    refs of the kernel instance from the context."""
+    if spec is no_block_spec or spec.index_map is None:
+        return spec
+
+    def index_map(*grid):
+        sp = current_scalar_prefetch()
+        if sp is None:
+            raise ValueError("pull_block_spec: a block index needs the scalar-prefetch "
+                             "values, and none are set")
+        return spec.index_map(*grid, *sp)
+    return _replace(spec, index_map=index_map)
+
+
+def _wrap_scalar_prefetch(spec, grid_len):
+    """`spec` with an index map of (grid indices, scalar-prefetch refs), as pallas_call
+    calls it."""
+    if spec is None or spec is no_block_spec or spec.index_map is None:
+        return spec
+    if grid_len is None:
+        return spec
+
+    def index_map(*args):
+        grid, sp = args[:grid_len], args[grid_len:]
+        with scalar_prefetch_context(*sp):
+            return spec.index_map(*grid)
+    return _replace(spec, index_map=index_map)
+
+
+def _replace(spec, **changes):
+    return dataclasses.replace(spec, **changes)
+
+
+@functools.partial(api_boundary)
+def pull_block_spec(f, out_block_specs, *, scalar_prefetch_handler=None,
+                    grid_len: int | None = None, strict_mode: bool = True):
+    """pull_block_spec(f, out_specs)(*args) -> (kernel_fn, arg_specs, kwarg_specs): the
+    BlockSpecs of `f`'s inputs that give its outputs the blocks of `out_block_specs`,
+    and `kernel_fn(program_ids, scalar_prefetch, *blocks)` computing an output block."""
+    def wrapped(*args, **kwargs):
+        if isinstance(f, _FusionKernelFn):
+            jaxpr, consts, in_tree = f.pull_jaxpr(args, kwargs)
+        else:
+            jaxpr, consts, in_tree, _ = jaxpr_util.trace(f, *args, **kwargs)
+        jaxpr = jaxpr_util.dce(jaxpr)
+        specs = tree_util.tree_map(_unwrap_scalar_prefetch, out_block_specs,
+                                   is_leaf=lambda s: s is no_block_spec)
+        flat_specs, out_tree = tree_util.tree_flatten(
+            specs, is_leaf=lambda s: s is no_block_spec)
+        if len(flat_specs) != len(jaxpr.outvars):
+            raise ValueError(f"pull_block_spec: {len(flat_specs)} output BlockSpecs for "
+                             f"{len(jaxpr.outvars)} outputs")
+        read_usage = compute_usage(jaxpr, [{Usage.REGULAR}] * len(jaxpr.outvars))
+        in_specs, env = pull_jaxpr(jaxpr, tuple(flat_specs), read_usage=read_usage,
+                                   scalar_prefetch_handler=scalar_prefetch_handler,
+                                   grid_len=grid_len, strict_mode=strict_mode)
+        kernel_fn = make_kernel_function(jaxpr, consts, in_tree, out_tree, read_usage,
+                                         in_specs, env, scalar_prefetch_handler, grid_len)
+        in_specs = [_wrap_scalar_prefetch(s, grid_len) for s in in_specs]
+        arg_specs, kwarg_specs = tree_util.tree_unflatten(in_tree, in_specs)
+        return kernel_fn, arg_specs, kwarg_specs
+    return wrapped
+
+
+@functools.partial(api_boundary)
+def push_block_spec(f, *in_spec_args, **in_spec_kwargs):
+    """push_block_spec(f, *in_specs)(*args): the BlockSpecs of `f`'s outputs when its
+    inputs are blocked by `in_specs`."""
+    def wrapper(*args, **kwargs):
+        flat_specs, spec_tree = tree_util.tree_flatten(
+            (in_spec_args, in_spec_kwargs), is_leaf=lambda s: s is no_block_spec)
+        jaxpr, _, in_tree, out_tree = jaxpr_util.trace(f, *args, **kwargs)
+        if in_tree != spec_tree:
+            raise ValueError(f"Expected {in_tree} PyTree, got {spec_tree}")
+        return tree_util.tree_unflatten(out_tree, push_jaxpr(jaxpr, *flat_specs))
+    return wrapper
+
+
+def push_jaxpr(jaxpr: Jaxpr, *flat_specs) -> tuple:
+    if len(flat_specs) != len(jaxpr.invars):
+        raise ValueError(f"Expected {len(jaxpr.invars)} block specs, got "
+                         f"{len(flat_specs)}")
+    env: dict = dict(zip(jaxpr.invars, flat_specs))
+    env.update((v, no_block_spec) for v in jaxpr.constvars)
+
+    def read(v):
+        return no_block_spec if isinstance(v, Literal) else env[v]
+
+    for eqn in jaxpr.eqns:
+        ins = tuple(read(v) for v in eqn.invars)
+        if all(s is no_block_spec for s in ins):
+            env.update((v, no_block_spec) for v in eqn.outvars)
+            continue
+        rule = PUSH_RULES.get(eqn.primitive)
+        if rule is None:
+            raise NotImplementedError(
+                f"push_block_spec: no rule for the primitive {eqn.primitive.name!r}")
+        ctx = PushRuleContext(tuple(v.aval for v in eqn.invars),
+                              tuple(v.aval for v in eqn.outvars))
+        outs = rule(ctx, *ins, **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        env.update(zip(eqn.outvars, outs))
+    outs = tuple(read(v) for v in jaxpr.outvars)
+    given = [s for s in flat_specs if s is not no_block_spec]
+    if not given:
+        raise ValueError("push_block_spec: every input's block spec is no_block_spec")
+    outs = tuple(given[0] if s is no_block_spec else s for s in outs)
+    return outs
+

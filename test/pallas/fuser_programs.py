@@ -1,0 +1,96 @@
+"""Programs over the Pallas fuser API, written once against a module set (`ns`: jax or
+mjax with their numpy, lax, pallas, pallas.tpu and fuser) so test_fuser*.py run the same
+program with JAX (the oracle) and with mjax. The fusible matmul is in the style of JAX's
+tests/pallas/tpu_fusible_matmul_test.py (its pallas_call form, run interpreted)."""
+from __future__ import annotations
+
+import functools
+import types
+
+
+def namespace(lib: str) -> types.SimpleNamespace:
+    if lib == "jax":
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+        from jax.experimental import pallas as pl
+        from jax.experimental.pallas import fuser
+        from jax.experimental.pallas import tpu as pltpu
+    else:
+        import mjax as jax
+        import mjax.numpy as jnp
+        from mjax import lax
+        from mjax.experimental import pallas as pl
+        from mjax.experimental.pallas import fuser
+        from mjax.experimental.pallas import tpu as pltpu
+    return types.SimpleNamespace(jax=jax, jnp=jnp, lax=lax, pl=pl, pltpu=pltpu,
+                                 fuser=fuser)
+
+
+def _matmul_kernel(ns, x_sp, y_sp, z_sp, x_refs, y_refs, z_refs, o_ref, acc_ref, *,
+                   x_fn, y_fn, z_fn, out_dtype):
+    pl, jnp, jax = ns.pl, ns.jnp, ns.jax
+
+    @pl.when(pl.program_id(2) == 0)
+    def _():
+        acc_ref[...] = jnp.zeros_like(acc_ref)
+
+    pids = pl.program_id(0), pl.program_id(1), pl.program_id(2)
+    sp = (x_sp, y_sp, z_sp)
+    x = x_fn(pids, sp, jax.tree.map(lambda r: r[...], x_refs))
+    y = y_fn(pids, sp, jax.tree.map(lambda r: r[...], y_refs))
+    acc_ref[...] += jnp.dot(x, y, preferred_element_type=jnp.float32)
+
+    @pl.when(pl.program_id(2) == pl.num_programs(2) - 1)
+    def _():
+        acc = acc_ref[...].astype(out_dtype)
+        out = z_fn(pids, sp, jax.tree.map(lambda r: r[...], z_refs), acc)
+        jax.tree.map(lambda r, v: r.__setitem__(Ellipsis, v), o_ref, out)
+
+
+def _fusible_matmul(ns, x, y, z, *, bm, bk, bn, record=None):
+    jax, jnp, pl, pltpu, fuser = ns.jax, ns.jnp, ns.pl, ns.pltpu, ns.fuser
+    m, k = x.shape
+    _, n = y.shape
+    out_dtype = jnp.float32
+    z_type = jax.ShapeDtypeStruct((m, n), dtype=out_dtype)
+    if not z:
+        z = lambda v: v
+    grid = (m // bm, n // bn, k // bk)
+    x_spec = pl.BlockSpec((bm, bk), lambda i, j, kk, *_: (i, kk))
+    y_spec = pl.BlockSpec((bk, bn), lambda i, j, kk, *_: (kk, j))
+    z_spec = pl.BlockSpec((bm, bn), lambda i, j, kk, *_: (i, j))
+    z_out_type = jax.eval_shape(z, z_type)
+
+    x_fn, x_values, x_sp = fuser.get_fusion_values(x)
+    y_fn, y_values, y_sp = fuser.get_fusion_values(y)
+    z_fn, z_values, z_sp = fuser.get_fusion_values(z, z_type)
+    sp = (x_sp, y_sp, z_sp)
+    if record is not None:     # (what each fusion reads: the test compares with JAX's)
+        record.append([[tuple(v.shape) for v in vals] for vals in
+                       (x_values, y_values, z_values, x_sp, y_sp, z_sp)])
+    x_fn, (x_specs,), _ = fuser.pull_block_spec(
+        x_fn, x_spec, scalar_prefetch_handler=fuser.make_scalar_prefetch_handler(0),
+        grid_len=len(grid))(x_values)
+    y_fn, (y_specs,), _ = fuser.pull_block_spec(
+        y_fn, y_spec, scalar_prefetch_handler=fuser.make_scalar_prefetch_handler(1),
+        grid_len=len(grid))(y_values)
+    z_out_spec = fuser.push_block_spec(z, z_spec)(z_type)
+    z_fn, (z_specs, _), _ = fuser.pull_block_spec(
+        z_fn, z_out_spec, scalar_prefetch_handler=fuser.make_scalar_prefetch_handler(2),
+        grid_len=len(grid))(z_values, z_type)
+    sp = jax.tree.map(lambda v: v[None], sp)
+    return pl.pallas_call(
+        functools.partial(_matmul_kernel, ns, x_fn=x_fn, y_fn=y_fn, z_fn=z_fn,
+                          out_dtype=out_dtype),
+        grid_spec=pltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=len(sp), grid=grid,
+            scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
+            in_specs=[x_specs, y_specs, z_specs], out_specs=[z_out_spec]),
+        out_shape=[z_out_type], interpret=True,
+    )(*sp, x_values, y_values, z_values)[0]
+
+
+def fusible_matmul(ns, x, y, *, bm=8, bk=128, bn=128, record=None):
+    return ns.fuser.fusible(functools.partial(_fusible_matmul, ns, bm=bm, bk=bk, bn=bn,
+                                              record=record))(x, y)

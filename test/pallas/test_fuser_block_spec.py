@@ -1,0 +1,208 @@
+"""fuser.get_fusion_values / pull_block_spec / push_block_spec against JAX's (the same
+fusion built with jax and with mjax: the values found, the BlockSpecs' shapes and index
+maps at grid points, and the kernel function's value on blocks), and against NumPy (a
+block computed by the kernel function is that block of the whole fusion's value).
+Cases in the style of JAX's tests/pallas/fuser_block_spec_test.py."""
+import numpy as np
+import pytest
+
+import jax  # noqa: F401  (the oracle; fuser_programs imports it per case)
+from fuser_programs import namespace
+
+RNG = np.random.RandomState(0)
+X3 = RNG.randn(4, 64, 256).astype(np.float32)
+X2 = RNG.randn(64, 256).astype(np.float32)
+B2 = RNG.randn(64, 256).astype(np.float32)
+ROW = RNG.randn(1, 256).astype(np.float32)
+X4 = RNG.randn(3, 4, 64, 256).astype(np.float32)
+V1 = RNG.randn(256).astype(np.float32)
+
+
+def _dim(d):
+    name = type(d).__name__
+    if d is None or name == "Squeezed":
+        return None
+    return getattr(d, "block_size", d) if name != "Element" else ("E", d.block_size)
+
+
+def _shape(spec):
+    return None if spec.block_shape is None else tuple(_dim(d) for d in spec.block_shape)
+
+
+def _block(x, spec, idx):
+    out = np.asarray(x)
+    sl = []
+    for d, i, n in zip(spec.block_shape, idx, out.shape):
+        b = _dim(d)
+        sl.append(int(i) if b is None else slice(int(i) * b, (int(i) + 1) * b))
+    return out[tuple(sl)]
+
+
+# Each case: (fusion, args as ShapeDtypeStructs, out BlockSpec, grid_len, grid points,
+# whole-argument values for the args) built from a namespace.
+def _case(name, ns):
+    jax, jnp, lax, pl = ns.jax, ns.jnp, ns.lax, ns.pl
+    f32 = jax.ShapeDtypeStruct((64, 256), jnp.float32)
+    spec2 = pl.BlockSpec((16, 128), lambda i, j, k, *_: (i, j))
+    pts = [(0, 0, 0), (3, 1, 2), (1, 0, 1)]
+    if name == "identity":
+        return (lambda x: x), (f32,), spec2, 3, pts, (X2,)
+    if name == "const":
+        return (lambda: X2), (), spec2, 3, pts, ()
+    if name == "exp":
+        return jnp.exp, (f32,), spec2, 3, pts, (X2,)
+    if name == "tanh_bias":
+        return (lambda x: jnp.tanh(x) + B2), (f32,), spec2, 3, pts, (X2,)
+    if name in ("add", "mul", "max", "lt", "sub", "div"):
+        op = getattr(lax, name)
+        return op, (f32, f32), spec2, 3, pts, (X2, B2)
+    if name == "bcast_row":
+        row = jax.ShapeDtypeStruct((1, 256), jnp.float32)
+        return lax.add, (f32, row), pl.BlockSpec((None, 128), lambda i, j: (i, j)), 2, \
+            [(0, 0), (5, 1)], (X2, ROW)
+    if name == "slice":
+        return (lambda: lax.slice(X3, (1, 0, 0), (2, 64, 256))), (), \
+            pl.BlockSpec((1, 16, 128), lambda i, j, k: (0, i, j)), 3, pts, ()
+    if name == "squeeze":
+        return (lambda: jnp.squeeze(X3[1:2], axis=0)), (), spec2, 3, pts, ()
+    if name == "dynamic_slice":
+        i, j = jnp.array(1, jnp.int32), jnp.array(2, jnp.int32)
+        return (lambda: lax.dynamic_slice(X4, (i, j, 0, 0), (1, 1, 64, 256))), (), \
+            pl.BlockSpec((1, 1, 16, 128), lambda a, b, c, *_: (0, 0, a, b)), 3, pts, ()
+    if name == "dynamic_slice_squeeze":
+        i, j = jnp.array(2, jnp.int32), jnp.array(3, jnp.int32)
+        return (lambda: jnp.squeeze(lax.dynamic_slice(X4, (i, j, 0, 0), (1, 1, 64, 256)),
+                                    axis=(0, 1))), (), spec2, 3, pts, ()
+    if name == "dynamic_slice_offset":
+        i = jnp.array(1, jnp.int32)
+        return (lambda: lax.dynamic_slice(X2, (i * 16, 0), (32, 256))), (), spec2, 3, \
+            [(0, 0, 0), (1, 1, 0)], ()
+    if name == "transpose":
+        return (lambda: lax.transpose(X2, (1, 0))), (), \
+            pl.BlockSpec((128, 16), lambda i, j, k: (j, i)), 3, pts, ()
+    if name == "transpose_major":
+        return (lambda: lax.transpose(X4, (1, 0, 2, 3))), (), \
+            pl.BlockSpec((None, None, 16, 128), lambda i, j, k, l: (i, j, k, l)), 4, \
+            [(0, 1, 2, 1), (3, 2, 1, 0)], ()
+    if name == "convert":
+        return (lambda x: x.astype(jnp.bfloat16)), (f32,), spec2, 3, pts, (X2,)
+    if name == "bcast_1d":
+        return (lambda x: x * jnp.expand_dims(V1, 0)), (f32,), spec2, 3, pts, (X2,)
+    if name == "broadcast_to":
+        v = ROW
+        return (lambda: jnp.broadcast_to(v, (64, 256))), (), spec2, 3, pts, ()
+    if name == "full_scalar_prefetch":
+        a = jnp.array(1.25, jnp.float32)
+        return (lambda: jnp.full((2, 64, 256), a, jnp.float32)), (), \
+            pl.BlockSpec((None, 16, 128), lambda i, j, k, *_: (k, i, j)), 3, \
+            [(0, 0, 0), (3, 1, 1)], ()
+    if name == "dot_general":
+        lhs = jax.ShapeDtypeStruct((64, 32), jnp.float32)
+        rhs = jax.ShapeDtypeStruct((32, 256), jnp.float32)
+        return (lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ())))), \
+            (lhs, rhs), spec2, 3, pts, (X2[:, :32], B2[:32])
+    if name == "reduce_sum":
+        return (lambda: X2.sum(axis=1)), (), pl.BlockSpec((16,), lambda i: (i,)), 1, \
+            [(0,), (2,)], ()
+    raise KeyError(name)
+
+
+CASES = ["identity", "const", "exp", "tanh_bias", "add", "mul", "max", "lt", "sub", "div",
+         "bcast_row", "slice", "squeeze", "dynamic_slice", "dynamic_slice_squeeze",
+         "dynamic_slice_offset", "transpose", "transpose_major", "convert", "bcast_1d",
+         "broadcast_to", "full_scalar_prefetch", "dot_general", "reduce_sum"]
+
+
+def _pull(lib, name):
+    ns = namespace(lib)
+    fusion, types, spec, grid_len, points, whole = _case(name, ns)
+    fuser = ns.fuser
+    f2, values, sps = fuser.get_fusion_values(fusion, *types)
+    kfn, (value_specs, *arg_specs), _ = fuser.pull_block_spec(
+        f2, spec, grid_len=grid_len,
+        scalar_prefetch_handler=fuser.make_scalar_prefetch_handler())(values, *types)
+    sps1 = ns.jax.tree.map(lambda v: v[None], sps)
+    specs = list(value_specs) + list(arg_specs)
+    out = {"values": [np.shape(v) for v in values], "sps": [np.shape(v) for v in sps],
+           "shapes": [_shape(s) for s in specs], "points": []}
+    full = np.asarray(fusion(*whole))
+    for p in points:
+        idxs = [tuple(int(np.asarray(i)) for i in s.index_map(*p, *sps1)) for s in specs]
+        blocks_v = tuple(_block(v, s, i) for v, s, i in zip(values, value_specs, idxs))
+        blocks_a = [_block(a, s, i) for a, s, i in
+                    zip(whole, arg_specs, idxs[len(values):])]
+        got = np.asarray(kfn(p, sps1, blocks_v, *blocks_a))
+        want = _block(full, spec, spec.index_map(*p, *sps1))
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32),
+                                   rtol=1e-5, atol=1e-5)
+        out["points"].append((idxs, got))
+    return out
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_pull_block_spec_matches_jax(name):
+    want, got = _pull("jax", name), _pull("mjax", name)
+    assert got["values"] == want["values"]
+    assert got["sps"] == want["sps"]
+    assert got["shapes"] == want["shapes"]
+    for (gi, gv), (wi, wv) in zip(got["points"], want["points"]):
+        assert gi == wi
+        assert gv.dtype == wv.dtype
+        np.testing.assert_allclose(gv.astype(np.float32), wv.astype(np.float32),
+                                   rtol=1e-6, atol=1e-6)
+
+
+def _push_case(name, ns):
+    jax, jnp, lax, pl = ns.jax, ns.jnp, ns.lax, ns.pl
+    f32 = jax.ShapeDtypeStruct((64, 256), jnp.float32)
+    spec = pl.BlockSpec((16, 128), lambda i, j, k: (i, j))
+    if name == "elementwise":
+        return (lambda x: jnp.tanh(x * 2.0).astype(jnp.bfloat16)), (spec,), (f32,), 3
+    if name == "binop":
+        return (lambda x: x + B2), (spec,), (f32,), 3
+    if name == "transpose":
+        return (lambda x: x.T), (spec,), (f32,), 3
+    if name == "reduce_sum":
+        full = pl.BlockSpec((16, 256), lambda i, j, k: (i, 0))
+        return (lambda x: x.sum(axis=1)), (full,), (f32,), 3
+    if name == "broadcast_in_dim":
+        row = jax.ShapeDtypeStruct((1, 256), jnp.float32)
+        rspec = pl.BlockSpec((1, 128), lambda i, j, k: (0, j))
+        return (lambda x: lax.broadcast_in_dim(x, (4, 64, 256), (0, 2))), (rspec,), \
+            (row,), 3
+    raise KeyError(name)
+
+
+@pytest.mark.parametrize("name", ["elementwise", "binop", "transpose", "reduce_sum",
+                                  "broadcast_in_dim"])
+def test_push_block_spec_matches_jax(name):
+    def run(lib):
+        ns = namespace(lib)
+        f, specs, types, grid_len = _push_case(name, ns)
+        out = ns.fuser.push_block_spec(f, *specs)(*types)
+        return (_shape(out), [tuple(int(np.asarray(i)) for i in out.index_map(*p))
+                              for p in [(0, 0, 0), (2, 1, 3)]])
+    assert run("mjax") == run("jax")
+
+
+def test_unsupported_primitive_is_named():
+    ns = namespace("mjax")
+    jnp, fuser = ns.jnp, ns.fuser
+    f2, values, sps = fuser.get_fusion_values(lambda: jnp.sort(X2, axis=0))
+    spec = ns.pl.BlockSpec((16, 128), lambda i, j: (i, j))
+    with pytest.raises(NotImplementedError, match="sort"):
+        fuser.pull_block_spec(f2, spec, grid_len=2)(values)
+    with pytest.raises(NotImplementedError, match="cumsum|cumulative"):
+        fuser.push_block_spec(lambda x: jnp.cumsum(x, axis=0), spec)(X2)
+
+
+def test_dag_fusion_is_jax_error():
+    # (one value read in two blocks: JAX's ValueError, in mjax too)
+    for lib in ("jax", "mjax"):
+        ns = namespace(lib)
+        t = ns.jax.ShapeDtypeStruct((64, 256), ns.jnp.float32)
+        f2, values, _ = ns.fuser.get_fusion_values(
+            lambda x: x[:, :128] + x[:, 128:], t)
+        spec = ns.pl.BlockSpec((16, 128), lambda i, j: (i, j))
+        with pytest.raises(ValueError, match="DAG"):
+            ns.fuser.pull_block_spec(f2, spec, grid_len=2)(values, t)
