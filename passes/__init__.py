@@ -21,7 +21,7 @@ from mjax.passes import (jaxpr_verify, jaxpr_to_stablehlo, jaxpr_jvp, jaxpr_vjp,
                          jaxpr_batch, jaxpr_expand_transforms, jaxpr_checkify,
                          jaxpr_inline, jaxpr_dce, jaxpr_cse, jaxpr_propagate_shardings,
                          jaxpr_discharge_state, jaxpr_pallas_interpret, pallas_mesh,
-                         jaxpr_pallas_to_triton, jaxpr_pallas_to_mosaic,
+                         pallas_cores, jaxpr_pallas_to_triton, jaxpr_pallas_to_mosaic,
                          broadcast_per_use, stablehlo_layout_modes,
                          stablehlo_memory_kinds, stablehlo_host_callbacks)
 from mjax.passes.jaxpr_verify import verify_module

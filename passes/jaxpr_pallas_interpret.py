@@ -38,6 +38,7 @@ JAX: pallas/hlo_interpreter.py (pallas_call_hlo_interpret).
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,16 +53,21 @@ from mjax.dialect.ops.pallas import (DYNAMIC, SEMAPHORE_SPACES, SQUEEZED, Pallas
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes import analyses
 from mjax.passes.interpreter import terminator
+from mjax.passes.expansion import Expander
 from mjax.passes.ir_util import FunctionTable, entry_block, nested_ops, replace_op
 from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.registry import Pass, PassError, register_pass
-from mjax.passes.rules.pallas_remote import dma_counts_in_bytes
+from mjax.passes.rules.pallas_remote import dma_counts_in_bytes, on_mesh
 
 
 # What runs on the scratch a kernel leaves (passes/pallas_mesh.py: JAX's report of
 # semaphores left non-zero, for kernels on a shard_map's devices): {"rule": (builder,
 # call, final scratch values) -> None}
 AT_EXIT: dict = {}
+# A multi-core kernel whose cores talk to each other runs its cores in lockstep
+# (passes/pallas_cores.py): {"mesh": (fns, call op) -> on_mesh's arguments or None,
+# "run": (expander, _Call, arrays, builder, op) -> the final arrays}
+CORES: dict = {}
 
 
 def uninitialized(dtype) -> np.ndarray:
@@ -222,15 +228,19 @@ class _Call:
         return new_arrays, list(finals[len(arrays):])
 
 
-def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> None:
+def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict,
+                       ex=None) -> None:
+    """Replaces the call `op` by its grid loop; `ex` (an Expander over `fns`'s module:
+    its `fns`) batches a multi-core kernel's cores in lockstep."""
     view = op.opview
     p = view.params
     callee, grid = str(p["callee"]), tuple(p["grid"])
     in_bytes = bool(p.get("dma_bytes", False))
-    key = (callee, grid, in_bytes)
+    cores = CORES["mesh"](fns, op) if "mesh" in CORES else None
+    key = (callee, grid, in_bytes, cores)
     if key not in cache:
         name = fns.fresh_name(f"{callee}_interpret")
-        with dma_counts_in_bytes(in_bytes):
+        with dma_counts_in_bytes(in_bytes), (on_mesh(*cores) if cores else nullcontext()):
             discharge_function(fns, callee, name, grid=grid)
         cache[key] = name
     call = _Call(fns, op, cache[key], cache.setdefault("index_maps", {}))
@@ -256,12 +266,17 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict) -> Non
                           np.broadcast_to(uninitialized(s.dtype), s.shape))
                for s, sp in zip(call.scratch, call.scratch_spaces)]
     n_points = call.points(b)
-    if isinstance(n_points, int) and n_points == 1:
+    if cores is not None:
+        if ex is None or ex.fns is not fns:
+            raise ValueError("expand_pallas_call: a multi-core kernel whose cores talk "
+                             "needs an Expander over the same function table")
+        arrays = CORES["run"](ex, call, arrays, b, op)
+    elif isinstance(n_points, int) and n_points == 1:
         zero = b.constant(np.int32(0))
         arrays, scratch = call.step(b, [zero] * len(grid), arrays, scratch)
     elif not isinstance(n_points, int) or n_points > 0:
         arrays, scratch = _grid_loop(b, call, arrays, scratch, n_points, op.location)
-    if "rule" in AT_EXIT:
+    if "rule" in AT_EXIT and cores is None:
         AT_EXIT["rule"](b, call, scratch)
     # With `shared_aliases` an output aliased to an input is that input's buffer: where
     # the kernel wrote the input's ref and not the output's (pl.core_map's kernels write
@@ -374,10 +389,13 @@ class JaxprPallasInterpretPass(Pass):
             for op in calls:
                 if not op.opview.params.get("interpret", False):
                     raise _compiler_missing(op, self.platform)
-        fns = FunctionTable(module)
+        # (an Expander batches a multi-core kernel's cores: its function table is ours)
+        ex = (Expander(module) if any(op.opview.params.get("mesh_kernel") for op in calls)
+              else None)
+        fns = ex.fns if ex is not None else FunctionTable(module)
         cache: dict = {}
         for op in calls:
-            expand_pallas_call(fns, op, cache)
+            expand_pallas_call(fns, op, cache, ex)
 
 
 __all__ = ["InterpretOnlyError", "JaxprPallasInterpretPass", "PallasCompilerMissing",

@@ -37,7 +37,7 @@ from mjax.dialect.ops.collectives import AxisIndexOp
 from mjax.dialect.ops.pallas import SEMAPHORE_SPACES
 from mjax.passes.jaxpr_pallas_interpret import AT_EXIT, expand_pallas_call
 from mjax.passes.rules.pallas import MESH_BATCH
-from mjax.passes.rules.pallas_remote import REPORT, current_mesh, on_mesh
+from mjax.passes.rules.pallas_remote import REPORT, core_axis, current_mesh, on_mesh
 
 
 _TALK = ("jaxpr.dma_start", "jaxpr.dma_wait", "jaxpr.semaphore_signal")
@@ -72,7 +72,7 @@ def _batch_on_mesh(batcher, op, vals, dims, b):
     clone = clone_into(op, ir.InsertionPoint(block), dict(zip(op.operands, block.arguments)))
     set_results(fn, list(clone.results))
     with on_mesh(p["mesh_axes"], p["mesh_shape"]):
-        expand_pallas_call(fns, clone, {})
+        expand_pallas_call(fns, clone, {}, batcher.ex)
     name, out_dims = batch_function(batcher.ex, symbol_name(fn), dims, batcher.axis_size,
                                     batcher.axis_name, False, op)
     return batcher.ex.call(b, name, vals), list(out_dims)
@@ -104,6 +104,8 @@ def _uniform(v, seen=None) -> bool:
             return False
         return _uniform(list(parent.operands)[1 + v.arg_number], seen)
     owner = v.owner
+    if owner.name == "jaxpr.program_id" and core_axis():
+        return False            # (cores in lockstep: the program id is the core index)
     if owner.name in _UNIFORM:
         return True
     if len(owner.regions) or owner.name in ("jaxpr.axis_index", "jaxpr.ref_get") or (

@@ -21,6 +21,7 @@ import contextvars
 import math
 
 import numpy as np
+from jaxlib.mlir import ir
 
 from mjax.dialect.ops.callbacks import CallbackOp
 from mjax.dialect.ops.pallas_remote import RemoteUpdateOp
@@ -38,6 +39,10 @@ POISON = -(1 << 30)
 # interpreter, pltpu.InterpretParams) or in elements (interpret=True)
 _DMA_BYTES: contextvars.ContextVar = contextvars.ContextVar("pallas_dma_bytes",
                                                             default=False)
+# Cores in lockstep (passes/pallas_cores.py): the last axis of the mesh being discharged
+# for is the chip's TensorCores: (its name, the numbers of the kernel function's entry
+# arguments whose refs the cores share (its HBM operands), the kernel's name); None: none
+_CORES: contextvars.ContextVar = contextvars.ContextVar("pallas_cores", default=None)
 
 
 @contextlib.contextmanager
@@ -56,13 +61,23 @@ def dma_counts_bytes() -> bool:
 
 
 @contextlib.contextmanager
-def on_mesh(axes, shape):
-    """Discharges kernels as one instance of many on the mesh (`axes`, `shape`)."""
+def on_mesh(axes, shape, cores=None):
+    """Discharges kernels as one instance of many on the mesh (`axes`, `shape`); with
+    `cores` = (core axis, shared entry arguments, kernel name), the mesh's last axis is
+    the chip's TensorCores (a multi-core kernel's cores in lockstep)."""
     token = _MESH.set((tuple(axes), tuple(int(s) for s in shape)))
+    ctoken = _CORES.set(cores)
     try:
         yield
     finally:
+        _CORES.reset(ctoken)
         _MESH.reset(token)
+
+
+def core_axis():
+    """The name of the core axis of the mesh being discharged for, or None."""
+    cores = _CORES.get()
+    return None if cores is None else cores[0]
 
 
 def current_mesh():
@@ -105,6 +120,42 @@ def remote_write(b, dst, window, value, coords, add: bool = False, active=None):
                result_dtypes=None, vmap_method=None)
     return b.emit(RemoteUpdateOp, dst, value, active, *starts, *coords, axes=axes,
                   mesh_shape=shape, add=add)[0]
+
+
+def shared_ref(ref) -> bool:
+    """Whether the kernel ref `ref` is one every core of the chip shares (an HBM operand:
+    cores in lockstep), traced back through the regions passing it in (run_scoped, cond,
+    scan, while); a ref the kernel makes (scoped scratch, the barrier semaphore) and
+    every ref when no cores are in lockstep are not."""
+    cores = _CORES.get()
+    if cores is None:
+        return False
+    _, shared, kernel = cores
+    v = ref
+    while isinstance(v, ir.BlockArgument):
+        block = v.owner
+        parent = block.owner.operation
+        k, ops = v.arg_number, list(parent.operands)
+        if parent.name == "func.func":
+            if ir.StringAttr(parent.attributes["sym_name"]).value != kernel:
+                raise NotImplementedError(
+                    "a DMA in a function a multi-core Pallas kernel calls, its cores in "
+                    "lockstep in interpret mode, is not supported by mjax")
+            return k in shared
+        if parent.name in ("jaxpr.run_scoped", "jaxpr.scan"):    # (consts first)
+            if k >= len(ops):
+                return False
+            v = ops[k]
+        elif parent.name == "jaxpr.cond":                        # (index, *operands)
+            v = ops[1 + k]
+        elif parent.name == "jaxpr.while":   # (cond consts, body consts, init)
+            nc = int(parent.opview.params.get("cond_nconsts", 0) or 0)
+            v = ops[k] if block.region == parent.regions[0] else ops[nc + k]
+        else:
+            raise NotImplementedError(
+                f"a DMA of a ref passed into {parent.name} in a multi-core Pallas kernel, "
+                f"its cores in lockstep in interpret mode, is not supported by mjax")
+    return False
 
 
 # The host callback reporting a wait lockstep cannot satisfy: {"callback_id": id}, set
@@ -195,5 +246,6 @@ def _scatter(b, vals, mesh_shape, add, resolved):
     return b.reshape(out, new_sizes=lead + tuple(dshape))
 
 
-__all__ = ["POISON", "REPORT", "coordinates", "current_mesh", "dma_counts_bytes",
-           "dma_counts_in_bytes", "lockstep_wait", "on_mesh", "remote_write"]
+__all__ = ["POISON", "REPORT", "coordinates", "core_axis", "current_mesh",
+           "dma_counts_bytes", "dma_counts_in_bytes", "lockstep_wait", "on_mesh",
+           "remote_write", "shared_ref"]

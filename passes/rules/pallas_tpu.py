@@ -35,6 +35,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.ops import pallas_tpu as P
 from mjax.dialect.ops.callbacks import CallbackOp
+from mjax.dialect.ops.collectives import AxisIndexOp
 from mjax.dialect.ops.pallas import SEMAPHORE_SPACES, scratch_memory_spaces
 from mjax.dialect.types import RefAval, aval_of
 from mjax.passes.ir_util import reachable_functions
@@ -221,12 +222,11 @@ def _local_only(op, remote: bool = False) -> bool:
     use). Discharged for the devices of a shard_map mesh together (passes/pallas_mesh.py)
     it may; otherwise it is refused (one kernel instance runs by itself)."""
     p = op.opview.params
-    # (another core of the chip: the trace refuses it in interpret mode, so only a dead
-    # function's kernel has one here)
+    # (another core of the chip: remote where the cores run in lockstep)
     core = int(p.get("core_ids", 0) or 0)
     if not (remote or core or int(p.get("device_ids", 0) or 0) or p.get("dummy_device")):
         return False
-    if R.current_mesh() is not None and not core:
+    if R.current_mesh() is not None and (not core or R.core_axis() is not None):
         return True
     # (a kernel only a dead function calls, the untransformed original a transformation
     # leaves behind until symbol-dce, is expanded too: its result is never used)
@@ -240,6 +240,12 @@ def _local_only(op, remote: bool = False) -> bool:
                if f.operation.name == "func.func"}
         if ir.StringAttr(fn.attributes["sym_name"]).value not in reachable_functions(fns):
             return
+    if core:
+        raise NotImplementedError(
+            f"{op.name} to another core (core_index=, a device_id naming the core axis, "
+            f"pltpu.core_barrier) in interpret mode in a multi-core kernel that vmap or "
+            f"jvp transforms is not supported by mjax: its cores run in lockstep "
+            f"(passes/pallas_cores.py) only in the kernel's own pallas_call")
     raise NotImplementedError(
             f"{op.name} (a DMA or signal to another device: pltpu.make_async_remote_copy"
             f", semaphore_signal with device_id=; or get_barrier_semaphore) in interpret "
@@ -249,11 +255,34 @@ def _local_only(op, remote: bool = False) -> bool:
 
 
 def _device_coords(b, env, op) -> list:
-    """The mesh coordinates of the device the op's device id operands name."""
+    """The mesh coordinates of the device the op's device id operands name; with cores in
+    lockstep (the mesh's last axis), the core its core id names, else this core (a DMA
+    to another device lands on the same core there, as in JAX's interpreter), and this
+    device where it names none."""
     p = op.opview.params
-    n = int(p.get("device_ids", 0) or 0)
-    ids = [_i32(b, env[v]) for v in list(op.operands)[len(op.operands) - n:]]
-    return R.coordinates(b, ids, p["device_id_type"], R.current_mesh())
+    n, c = int(p.get("device_ids", 0) or 0), int(p.get("core_ids", 0) or 0)
+    operands = list(op.operands)
+    ids = [_i32(b, env[v]) for v in operands[len(operands) - c - n:len(operands) - c]]
+    core = R.core_axis()
+    if core is None:
+        return R.coordinates(b, ids, p["device_id_type"], R.current_mesh())
+    axes, shape = R.current_mesh()
+    devices = (axes[:-1], shape[:-1])
+    coords = (R.coordinates(b, ids, p["device_id_type"], devices) if n else
+              [b.emit(AxisIndexOp, axes=(a,))[0] for a in devices[0]])
+    return coords + [_i32(b, env[operands[-1]]) if c else
+                     b.emit(AxisIndexOp, axes=(core,))[0]]
+
+
+def _write_remote(b, dst, window, value, coords, add, active, shared: bool):
+    """`dst` after a DMA's write into the device (and core) at `coords`; into a buffer
+    the cores share (HBM), the write lands in every core's copy of it."""
+    if not shared:
+        return R.remote_write(b, dst, window, value, coords, add, active)
+    for k in range(R.current_mesh()[1][-1]):
+        dst = R.remote_write(b, dst, window, value, coords[:-1] + [b.constant(np.int32(k))],
+                             add, active)
+    return dst
 
 
 def _sem_take(b, sem, idx, amount, active=None):
@@ -310,10 +339,11 @@ def _dma_start_effects(d, op) -> bool:
     src, dst = env[refs[0]], env[refs[1]]
     views = [(p[f"{e}_view_at"], p[f"{e}_reshape"], p[f"{e}_bitcast"])
              for e in ("src", "dst")]
-    if remote and (views[0][0] >= 0 or views[1][0] >= 0 or dyn[0] or dyn[1]):
-        raise NotImplementedError("a remote DMA of a reshaped or bitcast view or of a "
-                                  "window of traced size in interpret mode is not "
-                                  "supported by mjax")
+    shared = R.shared_ref(refs[1])      # (HBM, the cores in lockstep: every core's copy)
+    if (remote or shared) and (views[0][0] >= 0 or views[1][0] >= 0 or dyn[0] or dyn[1]):
+        raise NotImplementedError("a remote DMA (or, the cores in lockstep, one into "
+                                  "HBM) of a reshaped or bitcast view or of a window of "
+                                  "traced size in interpret mode is not supported by mjax")
     if views[0][0] >= 0 or views[1][0] >= 0:
         if dyn[0] or dyn[1]:
             raise NotImplementedError("a DMA between a reshaped or bitcast view and a "
@@ -336,10 +366,11 @@ def _dma_start_effects(d, op) -> bool:
                  p["src_levels"], dyn[0])
     window = _window(b, refs[1], starts[1], p["dst_sizes"], p["dst_squeezed"],
                      p["dst_levels"], dyn[1])
-    if remote:
+    if remote or shared:
         coords = _device_coords(b, env, op)
         value = _read(b, src, *sw)
-        env[refs[1]] = R.remote_write(b, dst, window, value, coords, p["add"], d.active)
+        env[refs[1]] = _write_remote(b, dst, window, value, coords, p["add"], d.active,
+                                     shared)
         _signal(b, env, p, refs, starts, _value_count(b, value), coords, d.active)
         return True
     if dyn[0] or dyn[1]:

@@ -14,9 +14,8 @@ inside a core_map's run_scoped with two no-op vector.shape_casts, its value's sh
 not the abstract mesh's: not the module the chip gets.) Each kernel's Mosaic module and custom call
 attributes are compared with JAX's lowered for the TPU on this CPU; values in TPU
 interpret mode with JAX's interpreter and NumPy, and in interpret=True with NumPy.
-Kernels whose cores signal or copy to each other run only on the chip: mjax's
-interpreter runs the cores one after the other and refuses them (JAX's runs them in
-threads)."""
+Kernels whose cores signal or copy to each other (TALKING) are compared here as Mosaic;
+their interpreted values (the cores in lockstep) are test_multicore_interpret.py's."""
 from __future__ import annotations
 
 import contextlib
@@ -281,7 +280,7 @@ def test_interpret_true_values_match_numpy(name):
         np.testing.assert_allclose(g, n, rtol=1e-6, atol=1e-6)
 
 
-# ---- kernels whose cores talk to each other (the chip only) -------------------------------
+# ---- kernels whose cores talk to each other ---------------------------------------------
 def _swap_cores_kernel(J, P, T, in_hbm, out_hbm, in_vmem, scratch_vmem, out_vmem, sem,
                        send_sem, recv_sem):
     """The guide's swap_cores_kernel: a barrier through the barrier semaphore, then each
@@ -383,27 +382,6 @@ def test_inter_core_mosaic_matches_jax(name):
     assert texts["mjax"][0] == texts["jax"][0]
     assert_same_mosaic(texts["jax"][1], texts["mjax"][1])
     assert " core_id" in texts["mjax"][1]
-
-
-@pytest.mark.parametrize("name", TALKING)
-@pytest.mark.parametrize("mode", ["tpu", "true"])
-def test_inter_core_interpret_is_refused(name, mode):
-    """mjax's interpreter runs the cores one after the other: what one core sends another
-    is refused with a NotImplementedError naming it."""
-    make, shapes = TALKING[name]
-    x = _args(shapes)[0]
-    interpret = pltpu.InterpretParams() if mode == "tpu" else True
-    with as_v5p(mjax), pytest.raises(NotImplementedError,
-                                     match="(another core|get_barrier_semaphore)"):
-        mjax.jit(make(mjax, pl, pltpu, interpret=interpret))(x)
-
-
-def test_jax_interpreter_runs_the_core_barrier():
-    """(What the refusal leaves out: JAX's TPU interpreter runs the cores in threads.)"""
-    x = _args(TALKING["barrier"][1])[0]
-    with interpreting_as_v5p(jax):
-        got = jax.jit(barrier(jax, jpl, jpltpu, interpret=jpltpu.InterpretParams()))(x)
-    np.testing.assert_array_equal(np.asarray(got), x + 1.0)
 
 
 # ---- JAX's errors ----------------------------------------------------------------------

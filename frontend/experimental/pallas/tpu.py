@@ -395,10 +395,11 @@ def prng_random_bits(shape):
 def get_barrier_semaphore():
     """The kernel's barrier semaphore, shared with the devices it signals (give the
     pallas_call a CompilerParams(collective_id=...)); interpret mode runs it inside a
-    shard_map only. JAX: pltpu.get_barrier_semaphore."""
+    shard_map or a kernel over several cores only. JAX: pltpu.get_barrier_semaphore."""
     ctx = _p.current_kernel("get_barrier_semaphore")
-    if getattr(ctx, "interpret", False) and not AXIS_ENV.meshes:
-        # (inside a shard_map every device's instance is interpreted together)
+    if getattr(ctx, "interpret", False) and not AXIS_ENV.meshes and not AXIS_ENV.index_of:
+        # (inside a shard_map every device's instance is interpreted together, inside a
+        # pl.core_map / pl.kernel every core's)
         raise NotImplementedError(
             "get_barrier_semaphore in interpret mode (interpret=True or "
             "pltpu.InterpretParams) outside a shard_map is not supported by mjax: "

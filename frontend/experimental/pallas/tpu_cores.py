@@ -10,8 +10,8 @@ dialect's `core_ids` operand, Mosaic's `core_id`); its other axes are the shard_
 mesh's and name a device as before (with only core axes, inside a shard_map the device
 is this one, outside one no device is named: a copy between the chip's cores).
 
-Interpret mode runs a multi-core kernel's cores one after the other (its grid of one
-point per core), so copies and signals between cores are refused there.
+Interpret mode runs the cores of a kernel that names another core in lockstep
+(passes/pallas_cores.py).
 """
 from __future__ import annotations
 
@@ -65,12 +65,7 @@ def split_core_axes(device_id, core_index, what: str):
         core = core_index
     if core is None:
         return device_id, None
-    if getattr(current_kernel(what), "interpret", False):
-        raise NotImplementedError(
-            f"{what} to another core (core_index= or a device_id naming the core axis) in "
-            f"interpret mode (interpret=True or pltpu.InterpretParams) is not supported by "
-            f"mjax: its interpreter runs a multi-core kernel's cores one after the other, "
-            f"so they cannot signal or copy to each other; lower the kernel for the TPU")
+    current_kernel(what)
     return device_id, int32_scalar(f"{what} core index", core)
 
 

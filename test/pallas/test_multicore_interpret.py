@@ -1,0 +1,259 @@
+"""Multi-core Pallas TPU kernels whose TensorCores talk to each other, in interpret mode
+(passes/pallas_cores.py: the cores run in lockstep, their device's HBM shared, their
+VMEM, SMEM and semaphores each their own): semaphore_signal(core_index=),
+pltpu.core_barrier (a regular and the barrier semaphore), make_async_remote_copy with
+device_id={core_axis: c} (the tpu/core_map guide's swap_cores), a core reading from HBM
+what the other core wrote, semaphore_read of another core's signals, inside a shard_map.
+
+Values against JAX 0.10.2's TPU interpreter (pltpu.InterpretParams: it runs the cores in
+threads) and NumPy, both libraries told the target is a v5p of 2 cores
+(test_multicore_mosaic's as_v5p). JAX's interpreter refuses a device_id naming the core
+axis (NotImplementedError) and its interpret=True refuses kernels over several cores:
+there mjax's values are checked against NumPy only, and JAX's refusal is checked too."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import jax  # noqa: E402  (the oracle)
+from jax.experimental import pallas as jpl  # noqa: E402
+from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
+
+import mjax  # noqa: E402
+from mjax.experimental import pallas as pl  # noqa: E402
+from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
+from mjax.experimental.pallas.lockstep import PallasDeadlockError  # noqa: E402
+
+from test_multicore_mosaic import (CORES, LIBS, TALKING, _args, as_v5p,  # noqa: E402
+                                   interpreting_as_v5p)
+
+
+def _swapped(x):
+    h = x.shape[1] // 2
+    return np.concatenate([x[:, h:], x[:, :h]], axis=1) * 2
+
+
+# ---- more kernels (J, P, T: jax or mjax and their pallas modules) ------------------------
+def hbm_handoff(J, P, T, **kw):
+    """Each core writes its half of `o` (HBM), then after a core_barrier reads the half
+    the other core wrote and stores it, plus 10 times its index, into `p`: run one core
+    after the other, core 0 would read what core 1 had not written yet."""
+    def f(x):
+        rows = x.shape[0] // CORES
+        out = J.ShapeDtypeStruct(x.shape, x.dtype)
+
+        def k(x_hbm, o_hbm, p_hbm, v, sem):
+            c = J.lax.axis_index("c")
+            T.sync_copy(x_hbm.at[P.ds(c * rows, rows)], v)
+            T.sync_copy(v, o_hbm.at[P.ds(c * rows, rows)])
+            T.core_barrier(sem, core_axis_name="c")
+            T.sync_copy(o_hbm.at[P.ds((1 - c) * rows, rows)], v)
+            v[...] = v[...] + 10.0 * c.astype(v.dtype)
+            T.sync_copy(v, p_hbm.at[P.ds(c * rows, rows)])
+        return P.kernel(k, out_type=(out, out),
+                        mesh=T.create_tensorcore_mesh("c", num_cores=CORES),
+                        scratch_types=[T.VMEM((rows, x.shape[1]), x.dtype),
+                                       T.SemaphoreType.REGULAR], **kw)(x)
+
+    def want(x):
+        h = x.shape[0] // 2
+        return x, np.concatenate([x[h:], x[:h] + 10.0])
+    return f, want
+
+
+def signal_counts(J, P, T, **kw):
+    """Core c signals the other core's semaphore by 2 + c, then (after a barrier on the
+    barrier semaphore) reads its own count, writes it out and waits it back to zero."""
+    def f(x):
+        def k(x_hbm, o_hbm, v, sem):
+            c = J.lax.axis_index("c")
+            P.semaphore_signal(sem, 2 + c, core_index=1 - c)
+            T.core_barrier(T.get_barrier_semaphore(), core_axis_name="c")
+            n = P.semaphore_read(sem)
+            T.sync_copy(x_hbm.at[c], v)
+            v[...] = v[...] * 0.0 + n.astype(v.dtype)
+            T.sync_copy(v, o_hbm.at[c])
+            P.semaphore_wait(sem, n)
+        return P.kernel(k, out_type=J.ShapeDtypeStruct(x.shape, x.dtype),
+                        mesh=T.create_tensorcore_mesh("c", num_cores=CORES),
+                        scratch_types=[T.VMEM(x.shape[1:], x.dtype),
+                                       T.SemaphoreType.REGULAR],
+                        compiler_params=T.CompilerParams(collective_id=0), **kw)(x)
+    return f, lambda x: np.stack([np.full(x.shape[1:], 3.0), np.full(x.shape[1:], 2.0)])
+
+
+def exact_waits(J, P, T, **kw):
+    """Core c signals the other core's semaphore by 2 + c and waits for exactly what the
+    other sends it (a wait for more would never be satisfied), then scales its block."""
+    def f(x):
+        def k(x_hbm, o_hbm, v, sem):
+            c = J.lax.axis_index("c")
+            P.semaphore_signal(sem, 2 + c, core_index=1 - c)
+            P.semaphore_wait(sem, 3 - c)
+            T.sync_copy(x_hbm.at[c], v)
+            v[...] = v[...] * (3 - c).astype(v.dtype)
+            T.sync_copy(v, o_hbm.at[c])
+        return P.kernel(k, out_type=J.ShapeDtypeStruct(x.shape, x.dtype),
+                        mesh=T.create_tensorcore_mesh("c", num_cores=CORES),
+                        scratch_types=[T.VMEM(x.shape[1:], x.dtype),
+                                       T.SemaphoreType.REGULAR], **kw)(x)
+    return f, lambda x: x * np.array([3.0, 2.0], np.float32)[:, None, None]
+
+
+def _fixed(kernel, numpy):
+    return (lambda J, P, T, **kw: (kernel(J, P, T, **kw), numpy))
+
+
+KERNELS = {
+    "barrier": (_fixed(TALKING["barrier"][0], lambda x: x + 1.0), TALKING["barrier"][1]),
+    "barrier_semaphore": (_fixed(TALKING["barrier_semaphore"][0], lambda x: x + 1.0),
+                          TALKING["barrier_semaphore"][1]),
+    "guide_swap_core_map": (_fixed(TALKING["guide_swap_core_map"][0], _swapped),
+                            TALKING["guide_swap_core_map"][1]),
+    "guide_swap_kernel": (_fixed(TALKING["guide_swap_kernel"][0], _swapped),
+                          TALKING["guide_swap_kernel"][1]),
+    "hbm_handoff": (hbm_handoff, [((16, 128), np.float32)]),
+    "exact_waits": (exact_waits, [((2, 8, 128), np.float32)]),
+    "signal_counts": (signal_counts, [((2, 8, 128), np.float32)])}
+# JAX's TPU interpreter refuses a device_id naming the core axis (the guide's swap) and
+# has no semaphore_read rule
+JAX_RUNS = ["barrier", "barrier_semaphore", "hbm_handoff", "exact_waits"]
+
+
+def _leaves(out):
+    return [np.asarray(o) for o in (out if isinstance(out, tuple) else (out,))]
+
+
+def _mjax(make, x, interpret):
+    with as_v5p(mjax):
+        return _leaves(mjax.jit(make(mjax, pl, pltpu, interpret=interpret))(x))
+
+
+def _jax(make, x):
+    with interpreting_as_v5p(jax):
+        return _leaves(jax.jit(make(jax, jpl, jpltpu,
+                                    interpret=jpltpu.InterpretParams()))(x))
+
+
+def _kernel(name):
+    """(the kernel of `name` for jax or mjax, NumPy's values, the argument)."""
+    full, shapes = KERNELS[name]
+    return (lambda J, P, T, **kw: full(J, P, T, **kw)[0], full(jax, jpl, jpltpu)[1],
+            _args(shapes)[0])
+
+
+@pytest.mark.parametrize("name", JAX_RUNS)
+def test_values_match_jax_interpreter_and_numpy(name):
+    make, numpy, x = _kernel(name)
+    got = _mjax(make, x, pltpu.InterpretParams())
+    want = _jax(make, x)
+    expected = _leaves(numpy(x))
+    assert len(got) == len(want) == len(expected)
+    for g, w, e in zip(got, want, expected):
+        np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(g, e)
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+@pytest.mark.parametrize("mode", ["tpu", "true"])
+def test_values_match_numpy(name, mode):
+    """Both interpret modes (JAX's interpret=True refuses kernels over several cores:
+    'Multiple core support not implemented'), the guide's swap_cores included."""
+    make, numpy, x = _kernel(name)
+    interpret = pltpu.InterpretParams() if mode == "tpu" else True
+    for g, e in zip(_mjax(make, x, interpret), _leaves(numpy(x)), strict=True):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_jax_interpreter_refuses_a_core_device_id():
+    """(Where mjax goes further: JAX's interpreter refuses device_id={core_axis: c}.)"""
+    make, shapes = TALKING["guide_swap_kernel"]
+    with pytest.raises(NotImplementedError, match="core"):
+        _jax(make, _args(shapes)[0])
+
+
+def test_unsatisfied_wait_raises():
+    """A core waits for a signal nobody sends: JAX's interpreter hangs, mjax's raises."""
+    def f(x):
+        def k(x_hbm, o_hbm, sem):
+            c = mjax.lax.axis_index("c")
+
+            @pl.when(c == 0)
+            def _():
+                pl.semaphore_signal(sem, 1, core_index=1)
+            pl.semaphore_wait(sem, 1)
+            pltpu.sync_copy(x_hbm, o_hbm)
+        return pl.kernel(k, out_type=mjax.ShapeDtypeStruct(x.shape, x.dtype),
+                         mesh=pltpu.create_tensorcore_mesh("c", num_cores=CORES),
+                         scratch_types=[pltpu.SemaphoreType.REGULAR],
+                         interpret=pltpu.InterpretParams())(x)
+    with as_v5p(mjax), pytest.raises((PallasDeadlockError, mjax.errors.JaxRuntimeError),
+                                     match="found count 0 < 1"):
+        mjax.jit(f)(np.ones((8, 128), np.float32))
+
+
+def test_cores_of_each_device_inside_a_shard_map():
+    """A multi-core kernel under a shard_map of 2 devices: each core adds its index and
+    100 times its device's to its copy, sends it to the other core's VMEM, and writes
+    its half of what it got; then a copy to the same core of the other device."""
+    J, P, T = LIBS["mjax"]
+    rows = 8
+
+    def k(x_hbm, o_hbm, v, w, send, recv):
+        c = J.lax.axis_index("core")
+        d = J.lax.axis_index("d")
+        T.sync_copy(x_hbm, v)
+        v[...] = v[...] + c.astype(v.dtype) + 100.0 * d.astype(v.dtype)
+        T.core_barrier(T.get_barrier_semaphore(), core_axis_name="core")
+        copy = T.make_async_remote_copy(v, w, send, recv, device_id={"core": 1 - c})
+        copy.start()
+        copy.wait()
+        T.core_barrier(T.get_barrier_semaphore(), core_axis_name="core")
+        copy = T.make_async_remote_copy(w, v, send, recv, device_id={"d": 1 - d})
+        copy.start()
+        copy.wait()
+        T.sync_copy(v.at[P.ds(c * rows, rows)], o_hbm.at[P.ds(c * rows, rows)])
+
+    def body(x):
+        return P.kernel(k, out_type=J.ShapeDtypeStruct(x.shape, x.dtype),
+                        mesh=T.create_tensorcore_mesh("core", num_cores=CORES),
+                        scratch_types=[T.VMEM(x.shape, x.dtype)] * 2 +
+                        [T.SemaphoreType.DMA] * 2,
+                        compiler_params=T.CompilerParams(collective_id=0),
+                        interpret=T.InterpretParams())(x)
+    mesh = J.make_mesh((2,), ("d",), devices=J.devices("cpu")[:2])
+    spec = J.sharding.PartitionSpec("d")
+    f = J.shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False)
+    x = _args([((32, 128), np.float32)])[0]
+    with as_v5p(J):
+        got = np.asarray(J.jit(f)(J.device_put(x, J.sharding.NamedSharding(mesh, spec))))
+    # device d's block: rows of half c come from core 1-c of device 1-d (via core c)
+    want = np.empty_like(x)
+    for d in range(2):
+        for c in range(2):
+            src = x[(1 - d) * 16:(2 - d) * 16] + (1 - c) + 100.0 * (1 - d)
+            want[d * 16 + c * rows:d * 16 + (c + 1) * rows] = src[c * rows:(c + 1) * rows]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_one_core_signals_itself():
+    """A mesh of one core: core_index=0 names this core."""
+    def f(x):
+        def k(x_hbm, o_hbm, sem):
+            pl.semaphore_signal(sem, 1, core_index=0)
+            pl.semaphore_wait(sem, 1)
+            pltpu.sync_copy(x_hbm, o_hbm)
+        return pl.kernel(k, out_type=mjax.ShapeDtypeStruct(x.shape, x.dtype),
+                         mesh=pltpu.create_tensorcore_mesh("c", num_cores=1),
+                         scratch_types=[pltpu.SemaphoreType.REGULAR], interpret=True)(x)
+    x = _args([((8, 128), np.float32)])[0]
+    np.testing.assert_array_equal(np.asarray(mjax.jit(f)(x)), x)
+
+
+def test_vmap_of_a_talking_kernel_refused():
+    """vmap batches the kernel's call (a grid axis before the cores): its cores no longer
+    run in lockstep, so mjax refuses the signal to another core, naming it."""
+    make, _, x = _kernel("exact_waits")
+    with as_v5p(mjax), pytest.raises(NotImplementedError,
+                                     match="to another core .* vmap or jvp"):
+        mjax.jit(mjax.vmap(make(mjax, pl, pltpu, interpret=True)))(np.stack([x, x]))
