@@ -104,13 +104,22 @@ def _case(name, ns):
     if name == "reduce_sum":
         return (lambda: X2.sum(axis=1)), (), pl.BlockSpec((16,), lambda i: (i,)), 1, \
             [(0,), (2,)], ()
+    if name == "relu":      # (a custom_jvp_call equation)
+        return jax.nn.relu, (f32,), spec2, 3, pts, (X2,)
+    if name == "where":     # (a broadcast scalar constant: a scalar-prefetch operand)
+        return (lambda x: jnp.where(x > 0, x, 1.0)), (f32,), spec2, 3, pts, (X2,)
+    if name == "clip":
+        return (lambda x: jnp.clip(x, 0, 1)), (f32,), spec2, 3, pts, (X2,)
+    if name == "jit":       # (a nested jit equation)
+        return jax.jit(lambda x: jnp.sin(x) * 2), (f32,), spec2, 3, pts, (X2,)
     raise KeyError(name)
 
 
 CASES = ["identity", "const", "exp", "tanh_bias", "add", "mul", "max", "lt", "sub", "div",
          "bcast_row", "slice", "squeeze", "dynamic_slice", "dynamic_slice_squeeze",
          "dynamic_slice_offset", "transpose", "transpose_major", "convert", "bcast_1d",
-         "broadcast_to", "full_scalar_prefetch", "dot_general", "reduce_sum"]
+         "broadcast_to", "full_scalar_prefetch", "dot_general", "reduce_sum", "relu",
+         "where", "clip", "jit"]
 
 
 def _pull(lib, name):
@@ -160,6 +169,8 @@ def _push_case(name, ns):
         return (lambda x: jnp.tanh(x * 2.0).astype(jnp.bfloat16)), (spec,), (f32,), 3
     if name == "binop":
         return (lambda x: x + B2), (spec,), (f32,), 3
+    if name == "relu":
+        return jax.nn.relu, (spec,), (f32,), 3
     if name == "transpose":
         return (lambda x: x.T), (spec,), (f32,), 3
     if name == "reduce_sum":
@@ -174,7 +185,7 @@ def _push_case(name, ns):
 
 
 @pytest.mark.parametrize("name", ["elementwise", "binop", "transpose", "reduce_sum",
-                                  "broadcast_in_dim"])
+                                  "broadcast_in_dim", "relu"])
 def test_push_block_spec_matches_jax(name):
     def run(lib):
         ns = namespace(lib)

@@ -95,6 +95,9 @@ def _scalar_prefetch_fn(jaxpr: Jaxpr, eqn_index: int, needed, handler, grid_len,
             "scalar-prefetch values and constants can give indices)")
     sub = sub.replace(constvars=[], invars=sp_vars)
 
+    if not jaxpr_util.used_vars(sub) & set(sp_vars):
+        return lambda: eval_jaxpr(sub, [], *[None] * len(sp_vars))   # (constants)
+
     def fn():
         if grid_len is None:
             raise ValueError("Grid must be provided to pull_block_spec.")
