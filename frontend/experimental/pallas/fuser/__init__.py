@@ -7,6 +7,8 @@ it. `get_fusion_values` splits a fusion into a function of its values (arrays it
 and scalar-prefetch values); `pull_block_spec` turns the function's output BlockSpec into
 BlockSpecs for those values and a kernel-side function of their blocks;
 `push_block_spec` carries an input BlockSpec forward through a function.
+`custom_fusion` gives a function its own fuser rules; `evaluate` runs a function
+equation by equation under the fuser's restrictions.
 """
 from mjax.experimental.pallas.fuser.block_spec import (BlockIndexTransform,
                                                        get_fusion_values,

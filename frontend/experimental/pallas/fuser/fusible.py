@@ -16,7 +16,7 @@ from mjax.base import tree_util
 from mjax.base.traceback_util import api_boundary
 from mjax.arrays.sharding_types import typeof
 from mjax.dialect.types import ShapedArray
-from mjax.tracing.primitive import Primitive
+from mjax.tracing.primitive import LOWERINGS, LowerFun, Primitive
 from mjax.tracing.staging import eval_shape
 from mjax.experimental.pallas.fuser.fusion import Fusion
 
@@ -51,15 +51,16 @@ def _abstract_eval(*avals, out_avals, **_):
     return list(out_avals)
 
 
-def _outside_fuse(*args, **params):
-    raise NotImplementedError(
-        "fuse: a fusible call staged under fuse must be the traced function's own "
-        "equation (fuse does not look inside nested jit, control flow or other "
-        "transformations, as in JAX)")
+def _trivially(*flat_args, func, in_tree, output_fusion_prefix, **_):
+    # (a fusible staged under fuse that fuse does not fuse, e.g. one in a nested jit:
+    # fuse only finds the traced function's own equation, as in JAX)
+    return tree_util.tree_leaves(call_trivially(func, in_tree, output_fusion_prefix,
+                                                flat_args))
 
 
 fusible_p.def_abstract_eval(_abstract_eval)
-fusible_p.def_impl(_outside_fuse)
+fusible_p.def_impl(_trivially)
+LOWERINGS.setdefault(fusible_p, {})[None] = LowerFun(_trivially)
 
 
 @functools.partial(api_boundary)
