@@ -104,6 +104,18 @@ def _case(name, ns):
     if name == "reduce_sum":
         return (lambda: X2.sum(axis=1)), (), pl.BlockSpec((16,), lambda i: (i,)), 1, \
             [(0,), (2,)], ()
+    if name == "concatenate":     # (each block within one operand)
+        return (lambda x: jnp.concatenate([x, X2[:, :128]], axis=1)), \
+            (jax.ShapeDtypeStruct((64, 128), jnp.float32),), \
+            pl.BlockSpec((16, 128), lambda i, j, k: (i, j)), 3, [(0, 0, 0), (3, 1, 0)], \
+            (B2[:, :128],)
+    if name == "concatenate_whole":   # (a block spanning the concatenated dimension)
+        return (lambda: jnp.concatenate([X2[:, :128], B2[:, :64]], axis=1)), (), \
+            pl.BlockSpec((16, 192), lambda i, j, k: (i, 0)), 3, [(0, 0, 0), (3, 0, 1)], ()
+    if name == "iota":
+        return (lambda: lax.broadcasted_iota(jnp.int32, (2, 64, 256), 2)), (), \
+            pl.BlockSpec((None, 16, 128), lambda i, j, k: (k, i, j)), 3, \
+            [(0, 0, 0), (2, 1, 1)], ()
     if name == "relu":      # (a custom_jvp_call equation)
         return jax.nn.relu, (f32,), spec2, 3, pts, (X2,)
     if name == "where":     # (a broadcast scalar constant: a scalar-prefetch operand)
@@ -119,7 +131,7 @@ CASES = ["identity", "const", "exp", "tanh_bias", "add", "mul", "max", "lt", "su
          "bcast_row", "slice", "squeeze", "dynamic_slice", "dynamic_slice_squeeze",
          "dynamic_slice_offset", "transpose", "transpose_major", "convert", "bcast_1d",
          "broadcast_to", "full_scalar_prefetch", "dot_general", "reduce_sum", "relu",
-         "where", "clip", "jit"]
+         "where", "clip", "jit", "concatenate", "concatenate_whole", "iota"]
 
 
 def _pull(lib, name):

@@ -93,6 +93,17 @@ class KernelEvalContext:
             raise ValueError("Program ids not available.")
         return self.program_ids
 
+    def _indices(self, specs):
+        with scalar_prefetch_context(*(self.scalar_prefetch or ())):
+            return tuple(None if getattr(s, "index_map", None) is None
+                         else s.index_map(*self.get_program_ids()) for s in specs)
+
+    def get_in_block_indices(self):
+        return self._indices(self.in_block_specs)
+
+    def get_out_block_indices(self):
+        return self._indices(self.out_block_specs)
+
 
 PULL_RULES: dict = {}
 PUSH_RULES: dict = {}

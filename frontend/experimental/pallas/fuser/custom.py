@@ -27,8 +27,7 @@ from mjax.experimental.pallas import primitives as pallas_primitives
 from mjax.experimental.pallas.fuser import jaxpr_util
 from mjax.experimental.pallas.fuser.block_types import (EVAL_RULES, PULL_RULES,
                                                         PUSH_RULES, USAGE_RULES,
-                                                        no_block_index_transform,
-                                                        scalar_prefetch_context)
+                                                        no_block_index_transform)
 from mjax.experimental.pallas.fuser.block_usage import compute_usage
 
 custom_fusion_p = Primitive("custom_fusion")
@@ -123,11 +122,8 @@ class custom_fusion:
 
 # ---- its fuser rules -------------------------------------------------------------------
 def _eval(ctx, *args, eval_rule, **_):
-    with scalar_prefetch_context(*(ctx.scalar_prefetch or ())):
-        indices = tuple(None if getattr(s, "index_map", None) is None
-                        else s.index_map(*ctx.get_program_ids())
-                        for s in ctx.out_block_specs)
-    return eval_rule(CustomEvalContext(ctx.out_block_specs, indices), *args)
+    return eval_rule(CustomEvalContext(ctx.out_block_specs, ctx.get_out_block_indices()),
+                     *args)
 
 
 def _pull(ctx, out_transforms, *, pull_block_spec_rule, **_):
