@@ -24,7 +24,7 @@ from mjax.passes.rules.ad_util import ADD_ANY
 from mjax.passes.rules.callbacks import thread_tokens
 from mjax.passes.rules.dynamic_shapes import make_dynamic, strip_encodings
 from mjax.passes.rules.op_names import JIT_NAMES, OP_NAME_PREFIX, SCOPES
-from mjax.passes.rules.tables import LOWER, LOWERING_PLATFORM, LowerCtx
+from mjax.passes.rules.tables import AFTER_LOWERING, LOWER, LOWERING_PLATFORM, LowerCtx
 from mjax.passes.rules.xla_metadata import attach_block_tags
 
 
@@ -122,11 +122,15 @@ class JaxprToStablehloPass(Pass):
     def run(self, module: ir.Module) -> None:
         token = LOWERING_PLATFORM.set(self.platform)
         names = OP_NAME_PREFIX.set(_prefix_of(module))
+        cleanups = AFTER_LOWERING.set([])
         try:
             lower_nested(module.operation, self.backend)
+            for cleanup in AFTER_LOWERING.get():
+                cleanup()
         finally:
             LOWERING_PLATFORM.reset(token)
             OP_NAME_PREFIX.reset(names)
+            AFTER_LOWERING.reset(cleanups)
         # Ordered host callbacks: one token chain per function, through control flow.
         thread_tokens(module)
         # Ops traced under `with set_xla_metadata(...)`: their frontend attributes.

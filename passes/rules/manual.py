@@ -11,12 +11,16 @@ the manual computation along another mesh axis stacks it along that axis too; al
 other axis (a vmap around the shard_map) batches its body.
 
 Lowering: `sdy.manual_computation` over the module's `sdy.mesh` (made if there is none),
-manual over every mesh axis (JAX's shard_map over the whole mesh).
-An operand stacked along axes A with blocks of shape (b0, b1, ...) is reshaped to
-(|A| * b0, b1, ...) sharded as [{A...}, {}, ...] (JAX's form for a spec splitting the
-first dimension); a scalar block keeps one dim per axis. The body takes the blocks, runs
-the region, and gives the result blocks; the results are reshaped back to the stacked
-form the vmaps expect.
+manual over every mesh axis (JAX's shard_map over the whole mesh). The region takes, as
+JAX's does, the global value the shard_map's in_spec split where the expansion's layout
+ops made the stacked operand from one (passes/rules/manual_layout.py recovers which dim
+each mesh axis splits, major first: P(None, "x") is [{}, {"x"}], P(("y", "x")) is
+[{"y", "x"}, {}]), and gives the global value the out_spec assembles where layout ops make
+one from the stacked result; the conversions between, left dead, are erased after the
+pass's walk, with the constraints of the region's own layout. Otherwise an operand
+stacked along axes A with blocks of shape (b0, b1, ...) is reshaped to (|A| * b0, b1,
+...) sharded as [{A...}, {}, ...] (a scalar block keeps one dim per axis), and a result
+reshaped back to the stacked form the vmaps expect.
 """
 from __future__ import annotations
 
@@ -31,15 +35,17 @@ from mjax.dialect.builder import Builder
 from mjax.dialect.ops.control_flow import YieldOp
 from mjax.dialect.ops.manual import ManualComputationOp, stacked_shape
 from mjax.dialect.ops.pallas import PallasCallOp
+from mjax.dialect.ops.shard_map import block_layout
 from mjax.dialect.types import ShapedArray, aval_of, tensor_type
 from mjax.passes.rules.batch_util import bdim_at, moveaxis
 from mjax.passes.rules import pallas as _pallas  # noqa: F401  (its rule, wrapped below)
 from mjax.passes.rules.control_flow import inline_body
 from mjax.passes.rules.op_names import SCOPES
 from mjax.passes.rules.op_names import parse as parse_scope, render as render_scope
+from mjax.passes.rules import manual_layout
 from mjax.passes.rules.shard_map import SHARD_MAP_AXES
-from mjax.passes.rules.tables import (BATCH, BATCH_NESTED, JVP, MOSAIC, SHARD, TRANSPOSE,
-                                      TRITON, lowering)
+from mjax.passes.rules.tables import (AFTER_LOWERING, BATCH, BATCH_NESTED, JVP, MOSAIC,
+                                      SHARD, TRANSPOSE, TRITON, lowering)
 
 for _kernels in (MOSAIC, TRITON):
     _kernels.unsupported(ManualComputationOp, "a region run once per device of a mesh "
@@ -245,6 +251,72 @@ def _reshape(x: ir.Value, shape) -> ir.Value:
     return hlo.reshape(ir.RankedTensorType.get(list(shape), x.type.element_type), x)
 
 
+def _sdy_sharding(mesh: str, dims) -> str:
+    return str(ir.Attribute.parse("#sdy.sharding" + _sharding(mesh, dims)))
+
+
+def _constraint_of(v: ir.Value) -> str | None:
+    """The sharding `v` is constrained to when it is an sdy.sharding_constraint's result."""
+    if isinstance(v, ir.OpResult) and v.owner.operation.name == "sdy.sharding_constraint":
+        return str(v.owner.operation.attributes["sharding"])
+    return None
+
+
+def _after_constraints(m: ir.Value, text: str, block) -> list[ir.Value]:
+    """`m` and the constraints on it, each the only use of the one before, up to the
+    farthest laying it out as `text` (the region's own sharding: those on the way are
+    propagation's guesses for the shard_map's conversion, which the region replaces)."""
+    chain, kept = [m], [m]
+    while True:
+        uses = list(chain[-1].uses)
+        if len(uses) != 1:
+            return kept
+        owner = uses[0].owner.operation
+        if owner.block != block or len(owner.results) != 1 or \
+                _constraint_of(owner.results[0]) is None:
+            return kept
+        chain.append(owner.results[0])
+        if _constraint_of(chain[-1]) == text:
+            kept = list(chain)
+
+
+def _operand(x, st, sizes, local, mesh):
+    """(the value the region takes for stacked operand `x`, its per-dim axes, the block
+    type inside): the global value the shard_map split, where layout ops made `x` from
+    one (manual_layout.source; constraints of the region's layout are looked through),
+    else `x` with its stacked dims merged into the first."""
+    def passes(v, dims):     # (no constraint, or Shardy's of the region's own layout)
+        if not isinstance(v, ir.OpResult) or manual_layout.kind(v.owner) != "same":
+            return True
+        return _constraint_of(v) == _sdy_sharding(mesh, dims)
+    found = manual_layout.source(x, st, local.ndim, passes)
+    if found is None and st:
+        shape, dims, inner = _global(st, sizes, local)
+        return _reshape(x, shape), dims, inner
+    g, dims = found or (x, ((),) * local.ndim)
+    while passes(g, dims) and _constraint_of(g) is not None:
+        g = g.owner.operation.operands[0]
+    return g, list(dims), local.shape
+
+
+def _results(op, out_axes, local_out, mesh):
+    """Per result: the global values layout ops make from it (manual_layout.targets) of
+    one layout, with the constraints on them up to one of that layout ([] if none), and
+    that layout."""
+    block = op.block
+    out = []
+    for r, a in zip(op.results, local_out):
+        found = manual_layout.targets(r, out_axes, a.ndim, block)
+        if not found:
+            out.append(([], None))
+            continue
+        dims = found[0][1]
+        text = _sdy_sharding(mesh, dims)
+        same = [c for v, d in found if d == dims for c in _after_constraints(v, text, block)]
+        out.append((same, dims))
+    return out
+
+
 @lowering(ManualComputationOp)
 def _manual_lower(ctx, *operands, mesh_axes, mesh_shape, out_axes, in_axes):
     sizes = dict(zip(mesh_axes, mesh_shape))
@@ -253,17 +325,25 @@ def _manual_lower(ctx, *operands, mesh_axes, mesh_shape, out_axes, in_axes):
     local_in = [aval_of(a.type) for a in body.arguments]
     y = list(body.operations)[-1].operation
     local_out = [aval_of(v.type) for v in y.operands]
+    cleanups = AFTER_LOWERING.get()
     ins, in_dims, in_local = [], [], []
     for x, st, a in zip(operands, in_axes, local_in):
-        shape, dims, inner = _global(st, sizes, a)
-        ins.append(_reshape(x, shape))
+        v, dims, inner = _operand(x, st, sizes, a, mesh)
+        ins.append(v)
         in_dims.append(dims)
         in_local.append(inner)
+    # (the global forms of the results are followed only where the pass erases the
+    # stacked forms' conversions left dead)
+    ends = _results(ctx.op, out_axes, local_out, mesh) if cleanups is not None \
+        else [([], None)] * len(local_out)
     out_types, out_dims, out_local = [], [], []
-    for a in local_out:
-        shape, dims, inner = _global(out_axes, sizes, a)
+    for a, (vals, dims) in zip(local_out, ends):
+        if vals:
+            shape, inner = tuple(aval_of(vals[0].type).shape), a.shape
+        else:
+            shape, dims, inner = _global(out_axes, sizes, a)
         out_types.append(ir.RankedTensorType.get(list(shape), tensor_type(a).element_type))
-        out_dims.append(dims)
+        out_dims.append(list(dims))
         out_local.append(inner)
     per_value = lambda ds: ir.Attribute.parse(
         "#sdy.sharding_per_value<[" + ", ".join(_sharding(mesh, d) for d in ds) + "]>")
@@ -283,7 +363,31 @@ def _manual_lower(ctx, *operands, mesh_axes, mesh_shape, out_axes, in_axes):
         sdy_d.ReturnOp(outs)
     ctx.lower_nested(new.operation)
     lead = stacked_shape(out_axes, sizes)
-    return [_reshape(r, lead + a.shape) for r, a in zip(new.results, local_out)]
+    results = []
+    for r, a, (vals, dims) in zip(new.results, local_out, ends):
+        if not vals:
+            results.append(_reshape(r, lead + a.shape))
+            continue
+        for v in vals:
+            v.replace_all_uses_with(r)
+        # (the stacked form, for what still reads it: the shard_map's conversion back,
+        # dead now, and any other use)
+        split, perm, _ = block_layout(tuple(r.type.shape), lambda d: dims[d], sizes,
+                                      tuple(out_axes))
+        results.append(_transpose(_reshape(r, split), perm))
+    if cleanups is not None:
+        # (the stacked forms, and the global results: constraints of the same layout as
+        # theirs, now dead, hang on them)
+        kept = [x for x, v in zip(operands, ins) if v is not x] + [
+            v for r, v, (vals, _) in zip(new.results, results, ends) if vals for v in (r, v)]
+        cleanups.append(lambda: manual_layout.erase_dead(kept))
+    return results
+
+
+def _transpose(x: ir.Value, perm) -> ir.Value:
+    if tuple(perm) == tuple(range(len(perm))):
+        return x
+    return hlo.transpose(x, ir.DenseI64ArrayAttr.get(list(perm)))
 
 
 __all__ = ["per_device"]

@@ -259,6 +259,11 @@ ALL_TABLES = (LOWER, JVP, TRANSPOSE, BATCH, SHARD, JVP_NESTED, BATCH_NESTED,
 # options), for rules whose StableHLO depends on it (`platform_rules`).
 LOWERING_PLATFORM: ContextVar[str] = ContextVar("mjax_lowering_platform", default="")
 
+# What a run of jaxpr-to-stablehlo does once every op is lowered: a rule appends a
+# function () -> None that erases ops it left dead which the pass's walk has still to visit
+# (the walk holds them: a rule may not erase them itself). None outside the pass.
+AFTER_LOWERING: ContextVar[list | None] = ContextVar("mjax_after_lowering", default=None)
+
 
 @dataclass(frozen=True)
 class PlatformRules:

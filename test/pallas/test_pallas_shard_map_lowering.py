@@ -91,19 +91,37 @@ def _lower(lib, f, *args):
     return lib.jit(f).trace(*args).lower(lowering_platforms=("tpu",)).as_text()
 
 
-def assert_regions_as_jax(jtext: str, mtext: str, same_layout=True) -> list[dict]:
-    """mjax's manual regions are JAX's: manual axes, per-device blocks, region types,
-    custom calls with their attributes and Mosaic bodies; `same_layout`: the shardings
-    too, exactly (mjax splits a stacked value's first dim: where JAX's spec splits
-    another, only the blocks agree)."""
+def outside_regions(text: str) -> dict:
+    """How many reshapes, transposes and sharding constraints the module has outside its
+    manual computations (JAX's shard_map gives the region the global values whole)."""
+    names = ("stablehlo.reshape", "stablehlo.transpose", "sdy.sharding_constraint")
+    counts = dict.fromkeys(names, 0)
+
+    def visit(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for o in block.operations:
+                    if o.operation.name in counts:
+                        counts[o.operation.name] += 1
+                    if o.operation.name != "sdy.manual_computation":
+                        visit(o.operation)
+    with context(), ir.Location.unknown():
+        module = ir.Module.parse(text)
+        visit(module.operation)
+    return counts
+
+
+def assert_regions_as_jax(jtext: str, mtext: str) -> list[dict]:
+    """mjax's manual regions are JAX's: manual axes, in/out shardings (the dimensions the
+    specs split), per-device blocks, region types, custom calls with their attributes
+    and Mosaic bodies; and around them no more reshapes, transposes or constraints than
+    JAX's module has."""
     want, got = manual_regions(jtext), manual_regions(mtext)
     assert len(got) == len(want) >= 1
     for w, g in zip(want, got):
-        for key in ("manual_axes", "in_blocks", "out_blocks", "args", "returns"):
+        for key in ("manual_axes", "in_shardings", "out_shardings", "in_blocks",
+                    "out_blocks", "args", "returns"):
             assert g[key] == w[key], (key, g[key], w[key])
-        if same_layout:
-            assert (g["in_shardings"], g["out_shardings"]) == (w["in_shardings"],
-                                                               w["out_shardings"])
         assert len(g["calls"]) == len(w["calls"]) >= 1
         for wc, gc in zip(w["calls"], g["calls"]):
             assert (gc["operands"], gc["results"]) == (wc["operands"], wc["results"])
@@ -111,6 +129,7 @@ def assert_regions_as_jax(jtext: str, mtext: str, same_layout=True) -> list[dict
             assert ga == wa
             assert gb == wb, "".join(difflib.unified_diff(
                 wb.splitlines(True), gb.splitlines(True), "jax", "mjax", n=2))
+    assert outside_regions(mtext) == outside_regions(jtext)
     return got
 
 
@@ -124,9 +143,8 @@ def test_remote_dma_kernels_run_per_device(name):
     for key, lib in (("jax", jax), ("mjax", mjax)):
         f, x = remote._shard_mapped(lib, name)
         texts[key] = _lower(lib, f, x)
-    # (all_gather's result is split along its second dim, P(None, "x"): mjax splits its
-    # first, the devices' blocks being the same)
-    assert_regions_as_jax(texts["jax"], texts["mjax"], same_layout=name != "all_gather")
+    # (all_gather's result is split along its second dim, P(None, "x"))
+    assert_regions_as_jax(texts["jax"], texts["mjax"])
     assert "stablehlo.while" not in texts["mjax"]
 
 
@@ -262,19 +280,35 @@ def matmul_kernel(J, pl, pltpu, bm, interpret=False):
     return call
 
 
-# name -> (mesh shape, axes, in specs, out spec, global shapes, maker, reference)
+# name -> (mesh shape, axes, in specs, out spec, global shapes, kernel): each spec a tuple
+# of PartitionSpec entries (an axis, a tuple of axes, None)
+XY = ("x", "y")
 CASES = {
     "add_1d": ((4,), ("x",), (("x",), ("x",)), ("x",), [(64, 128), (64, 128)], "add"),
-    "add_2d_both": ((2, 2), ("x", "y"), ((("x", "y"),), (("x", "y"),)), (("x", "y"),),
-                    [(64, 128), (64, 128)], "add"),
-    "add_2d_cols": ((2, 2), ("x", "y"), (("x", "y"), ("x", "y")), ("x", "y"),
-                    [(32, 256), (32, 256)], "add"),
-    "add_2d_one_axis": ((2, 2), ("x", "y"), (("x",), ("x",)), ("x",),
-                        [(32, 128), (32, 128)], "add"),
+    "add_1d_cols": ((4,), ("x",), ((None, "x"), (None, "x")), (None, "x"),
+                    [(16, 512), (16, 512)], "add"),
+    "add_2d_both": ((2, 2), XY, ((XY,), (XY,)), (XY,), [(64, 128), (64, 128)], "add"),
+    "add_2d_both_yx": ((2, 2), XY, ((("y", "x"),), (("y", "x"),)), (("y", "x"),),
+                       [(64, 128), (64, 128)], "add"),
+    "add_2d_cols_both": ((2, 2), XY, ((None, XY), (None, XY)), (None, XY),
+                         [(16, 512), (16, 512)], "add"),
+    "add_2d_cols": ((2, 2), XY, (XY, XY), XY, [(32, 256), (32, 256)], "add"),
+    "add_2d_cols_yx": ((2, 2), XY, (("y", "x"), ("y", "x")), ("y", "x"),
+                       [(32, 256), (32, 256)], "add"),
+    "add_2d_one_axis": ((2, 2), XY, (("x",), ("x",)), ("x",), [(32, 128), (32, 128)], "add"),
+    "add_2d_y_cols": ((2, 2), XY, ((None, "y"), (None, "y")), (None, "y"),
+                      [(16, 256), (16, 256)], "add"),
     "add_replicated_y": ((4,), ("x",), (("x",), ()), ("x",), [(64, 128), (16, 128)], "add"),
+    "add_cols_replicated_y": ((4,), ("x",), ((None, "x"), ()), (None, "x"),
+                              [(16, 512), (16, 128)], "add"),
+    "add_out_rows": ((4,), ("x",), ((None, "x"), (None, "x")), ("x",),
+                     [(16, 512), (16, 512)], "add"),
+    "add_out_cols_2d": ((2, 2), XY, ((XY,), (XY,)), ("y", "x"), [(64, 128), (64, 128)],
+                        "add"),
     "matmul_1d": ((4,), ("x",), (("x",), ()), ("x",), [(64, 128), (128, 128)], "matmul"),
-    "matmul_2d": ((2, 2), ("x", "y"), ((("x", "y"),), ()), (("x", "y"),),
-                  [(64, 128), (128, 128)], "matmul"),
+    "matmul_2d": ((2, 2), XY, ((XY,), ()), (XY,), [(64, 128), (128, 128)], "matmul"),
+    "matmul_cols_w": ((4,), ("x",), ((), (None, "x")), (None, "x"),
+                      [(16, 128), (128, 512)], "matmul"),
 }
 
 
@@ -302,32 +336,65 @@ def _case(lib, name, interpret=False):
     return f, args, xs, mesh
 
 
-def _reference(name, xs):
-    mesh_shape, axes, in_specs, _, _, kind = CASES[name]
-    if kind == "matmul":
-        return xs[0] @ xs[1]
-    # (each device adds its own grid index: its row block's place in its local rows)
+def _entry_axes(spec, d):
+    e = spec[d] if d < len(spec) else None
+    return () if e is None else (e,) if isinstance(e, str) else tuple(e)
+
+
+def _block_index(spec, d, coords, sizes):
+    """(which block, how many) of dimension d the device at `coords` holds (major first)."""
+    k, n = 0, 1
+    for a in _entry_axes(spec, d):
+        k, n = k * sizes[a] + coords[a], n * sizes[a]
+    return k, n
+
+
+def _per_device(name, xs, local):
+    """The shard_map's result in NumPy: `local` on each device's blocks, the results
+    assembled as the out_spec says (a device whose coordinate along an axis the out_spec
+    does not name is not 0 gives nothing: check_vma=False keeps member 0's)."""
+    mesh_shape, axes, in_specs, out_spec, _, _ = CASES[name]
     sizes = dict(zip(axes, mesh_shape))
-    first = in_specs[0][0] if in_specs[0] else ()
-    n0 = int(np.prod([sizes[a] for a in (first if isinstance(first, tuple) else (first,))]))
-    x, y = xs
-    y = np.tile(y, (x.shape[0] // y.shape[0], x.shape[1] // y.shape[1]))
-    local_rows = x.shape[0] // n0
-    return x + y + ((np.arange(x.shape[0]) % local_rows) // 8)[:, None].astype(np.float32)
+    out = None
+    for idx in np.ndindex(*mesh_shape):
+        coords = dict(zip(axes, idx))
+        blocks = []
+        for x, spec in zip(xs, in_specs):
+            sl = []
+            for d, n in enumerate(x.shape):
+                k, m = _block_index(spec, d, coords, sizes)
+                sl.append(slice(k * n // m, (k + 1) * n // m))
+            blocks.append(x[tuple(sl)])
+        y = local(*blocks)
+        named = {a for d in range(y.ndim) for a in _entry_axes(out_spec, d)}
+        if any(coords[a] for a in axes if a not in named):
+            continue
+        if out is None:
+            out = np.zeros([n * _block_index(out_spec, d, coords, sizes)[1]
+                            for d, n in enumerate(y.shape)], y.dtype)
+        at = tuple(slice(_block_index(out_spec, d, coords, sizes)[0] * n,
+                         (_block_index(out_spec, d, coords, sizes)[0] + 1) * n)
+                   for d, n in enumerate(y.shape))
+        out[at] = y
+    return out
+
+
+def _reference(name, xs):
+    if CASES[name][-1] == "matmul":
+        return _per_device(name, xs, lambda x, w: x @ w)
+    # (each device adds its own grid index: its row block's place in its local rows)
+    return _per_device(name, xs, lambda x, y: x + y + _grid_rows(x.shape[0], x.shape[0]))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_vmem_kernel_lowers_per_device(name):
-    mesh_shape, axes, in_specs, *_ = CASES[name]
+    mesh_shape, axes, *_ = CASES[name]
     MESH_SIZES.clear()
     MESH_SIZES.update(zip(axes, mesh_shape))
     jf, jargs, _, _ = _case("jax", name)
     mf, margs, xs, mesh = _case("mjax", name)
     jtext, mtext = _lower(jax, jf, *jargs), _lower(mjax, mf, *margs)
-    # (mjax splits a block's first dim over its axes: where a spec splits another, the
-    # devices' blocks agree but not the layout's text)
-    first_only = all(len(s) <= 1 for s in in_specs)
-    assert_regions_as_jax(jtext, mtext, same_layout=first_only)
+    assert_regions_as_jax(jtext, mtext)
     assert "stablehlo.while" not in mtext
     # values: the kernel interpreted on each device's blocks, through XLA's partitioner
     kind = CASES[name][-1]
@@ -364,7 +431,19 @@ def form_vmap_inside(J, lpl, lpltpu, interpret=False):
     xs = [np.random.default_rng(1).standard_normal((8, 16, 128)).astype(np.float32)] * 2
     want = xs[0] + xs[1] + _grid_rows(16, 16)[None]
     return _smap(J, k, mesh, [("x",)] * 2, ("x",)), _put(J, mesh, xs, [("x",)] * 2), \
-        mesh, {"kernel": k}, want, True
+        mesh, {"kernel": k}, want
+
+
+def form_vmap_inside_2d_cols(J, lpl, lpltpu, interpret=False):
+    """vmap(kernel) inside a shard_map splitting the block's rows over y, columns over x."""
+    mesh = _mesh(J, (2, 2), ("x", "y"))
+    k = J.vmap(add_kernel(J, lpl, lpltpu, (8, 128), interpret))
+    xs = [np.random.default_rng(6).standard_normal((4, 32, 256)).astype(np.float32)
+          for _ in range(2)]
+    want = xs[0] + xs[1] + _grid_rows(32, 16)[None]
+    specs = [(None, "y", "x")] * 2
+    return _smap(J, k, mesh, specs, (None, "y", "x")), _put(J, mesh, xs, specs), mesh, \
+        {"kernel": k}, want
 
 
 def form_vmap_around(J, lpl, lpltpu, interpret=False):
@@ -374,8 +453,19 @@ def form_vmap_around(J, lpl, lpltpu, interpret=False):
     f = J.vmap(_smap(J, k, mesh, [("x",)] * 2, ("x",)))
     xs = [np.random.default_rng(2).standard_normal((3, 64, 128)).astype(np.float32)] * 2
     want = xs[0] + xs[1] + _grid_rows(64, 16)[None]
-    return f, _put(J, mesh, xs, [(None, "x")] * 2), mesh, {"kernel": J.vmap(k)}, want, \
-        False
+    return f, _put(J, mesh, xs, [(None, "x")] * 2), mesh, {"kernel": J.vmap(k)}, want
+
+
+def form_vmap_around_2d_cols(J, lpl, lpltpu, interpret=False):
+    """vmap(shard_map(kernel)) over a 2-D mesh whose specs split rows over y, columns over
+    x: the batch dim first, before both."""
+    mesh = _mesh(J, (2, 2), ("x", "y"))
+    k = add_kernel(J, lpl, lpltpu, (8, 128), interpret)
+    f = J.vmap(_smap(J, k, mesh, [("y", "x")] * 2, ("y", "x")))
+    xs = [np.random.default_rng(7).standard_normal((3, 32, 256)).astype(np.float32)
+          for _ in range(2)]
+    want = xs[0] + xs[1] + _grid_rows(32, 16)[None]
+    return f, _put(J, mesh, xs, [(None, "y", "x")] * 2), mesh, {"kernel": J.vmap(k)}, want
 
 
 def prefetch_kernel(J, pl, pltpu, interpret=False):
@@ -404,7 +494,19 @@ def form_scalar_prefetch(J, lpl, lpltpu, interpret=False):
     want = np.concatenate([np.concatenate([b[8 * i:8 * i + 8] for i in idx]) * 2
                            for b in np.split(x, 4)])
     return _smap(J, k, mesh, [(), ("x",)], ("x",)), _put(J, mesh, [idx, x], [(), ("x",)]), \
-        mesh, {"kernel": k}, want, True
+        mesh, {"kernel": k}, want
+
+
+def form_scalar_prefetch_cols(J, lpl, lpltpu, interpret=False):
+    """Scalar prefetch (replicated) with x's columns split over the mesh, and the result's."""
+    mesh = _mesh(J)
+    k = prefetch_kernel(J, lpl, lpltpu, interpret)
+    idx = np.array([1, 0, 1], np.int32)
+    x = np.random.default_rng(8).standard_normal((16, 512)).astype(np.float32)
+    want = np.concatenate([x[8 * i:8 * i + 8] for i in idx]) * 2
+    specs = [(), (None, "x")]
+    return _smap(J, k, mesh, specs, (None, "x")), _put(J, mesh, [idx, x], specs), mesh, \
+        {"kernel": k}, want
 
 
 def aliased_kernel(J, pl, pltpu, interpret=False):
@@ -426,7 +528,7 @@ def form_aliases(J, lpl, lpltpu, interpret=False):
     k = aliased_kernel(J, lpl, lpltpu, interpret)
     x = np.random.default_rng(4).standard_normal((32, 256)).astype(np.float32)
     return _smap(J, k, mesh, [("x", "y")], ("x", "y")), _put(J, mesh, [x], [("x", "y")]), \
-        mesh, {"kernel": k}, x + 1, False
+        mesh, {"kernel": k}, x + 1
 
 
 def _square_vjp(J, pl, pltpu, interpret=False):
@@ -459,24 +561,25 @@ def form_custom_vjp_grad(J, lpl, lpltpu, interpret=False):
     g = _smap(J, f, mesh, [("x",)], ("x",))
     x = np.random.default_rng(5).standard_normal((64, 128)).astype(np.float32)
     return J.grad(lambda x: g(x).sum()), _put(J, mesh, [x], [("x",)]), mesh, \
-        {"square": fwd, "times_2x": bwd}, 2 * x, True
+        {"square": fwd, "times_2x": bwd}, 2 * x
 
 
-FORMS = {f.__name__[5:]: f for f in (form_vmap_inside, form_vmap_around, form_scalar_prefetch,
-                                     form_aliases, form_custom_vjp_grad)}
+FORMS = {f.__name__[5:]: f for f in (
+    form_vmap_inside, form_vmap_inside_2d_cols, form_vmap_around, form_vmap_around_2d_cols,
+    form_scalar_prefetch, form_scalar_prefetch_cols, form_aliases, form_custom_vjp_grad)}
 
 
 @pytest.mark.parametrize("name", sorted(FORMS))
 def test_nested_forms_lower_per_device(name):
     form = FORMS[name]
     jf, jargs, jmesh, *_ = form(jax, jpl, jpltpu)
-    mf, margs, mesh, _, want, same_layout = form(mjax, pl, pltpu)
+    mf, margs, mesh, _, want = form(mjax, pl, pltpu)
     MESH_SIZES.clear()
     MESH_SIZES.update(zip(mesh.axis_names, mesh.axis_sizes))
     mtext = _lower(mjax, mf, *margs)
-    assert_regions_as_jax(_lower(jax, jf, *jargs), mtext, same_layout=same_layout)
+    assert_regions_as_jax(_lower(jax, jf, *jargs), mtext)
     assert "stablehlo.while" not in mtext
-    _, _, _, kernels, _, _ = form(mjax, pl, pltpu, interpret=True)
+    _, _, _, kernels, _ = form(mjax, pl, pltpu, interpret=True)
     (y,) = _run(interpreted(mtext, kernels), mesh, margs)
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-4)
 
@@ -526,16 +629,19 @@ def _regions_any(text: str) -> list[tuple]:
         return out
 
 
-def test_under_a_loop():
+@pytest.mark.parametrize("spec", [("x",), (None, "x")])
+def test_under_a_loop(spec):
     # A shard_map in a loop body: mjax compiles the program in XLA's own sharding form
     # (a constraint in a region), the region still Shardy's (XLA converts it).
-    x = np.arange(64 * 128, dtype=np.float32).reshape(64, 128)
+    # (the kernel writes (8, 128) blocks down each device's rows: its block is 128 wide)
+    x = np.arange(64 * 128, dtype=np.float32).reshape((64, 128) if spec == ("x",) else
+                                                       (16, 512))
     texts = {}
     for lib in ("jax", "mjax"):
         J, lpl, lpltpu = LIBS[lib]
         mesh = _mesh(J)
-        f = _smap(J, aliased_kernel(J, lpl, lpltpu), mesh, [("x",)], ("x",))
-        args = _put(J, mesh, [x], [("x",)])
+        f = _smap(J, aliased_kernel(J, lpl, lpltpu), mesh, [spec], spec)
+        args = _put(J, mesh, [x], [spec])
         texts[lib] = _lower(J, lambda x: J.lax.fori_loop(0, 3, lambda i, c: f(c), x), *args)
     MESH_SIZES.clear()
     MESH_SIZES.update(x=4)

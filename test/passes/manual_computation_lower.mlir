@@ -37,3 +37,24 @@ func.func @scalar_blocks(%x: tensor<2xf32>) -> tensor<2xf32> {
   }) {mesh_axes = ["x", "y"], mesh_shape = array<i64: 4, 2>, out_axes = ["y"], in_axes = [["y"]]} : (tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// Where layout ops made a stacked operand from a global value (the shard_map's split of
+// it: here the columns over "x") and make a global value from a stacked result, the
+// region takes and gives those values, sharded on the dims the mesh axes split, as JAX's
+// shard_map lowers; the conversions left dead are erased (passes/rules/manual_layout.py).
+// CHECK-LABEL: func.func @global_forms
+// CHECK-SAME:    (%[[G:.*]]: tensor<16x512xf32>)
+// CHECK-NEXT:    %[[M:.*]] = sdy.manual_computation(%[[G]]) in_shardings=[<@mesh, [{}, {"x"}]>] out_shardings=[<@mesh, [{}, {"x"}]>] manual_axes={"x", "y"} (%{{.*}}: tensor<16x128xf32>) {
+// CHECK:         } : (tensor<16x512xf32>) -> tensor<16x512xf32>
+// CHECK-NEXT:    return %[[M]] : tensor<16x512xf32>
+func.func @global_forms(%g: tensor<16x512xf32>) -> tensor<16x512xf32> {
+  %0 = "jaxpr.reshape"(%g) {new_sizes = array<i64: 16, 4, 128>} : (tensor<16x512xf32>) -> tensor<16x4x128xf32>
+  %1 = "jaxpr.transpose"(%0) {permutation = array<i64: 1, 0, 2>} : (tensor<16x4x128xf32>) -> tensor<4x16x128xf32>
+  %2 = "jaxpr.manual_computation"(%1) ({
+  ^bb0(%b: tensor<16x128xf32>):
+    "jaxpr.yield"(%b) : (tensor<16x128xf32>) -> ()
+  }) {mesh_axes = ["x", "y"], mesh_shape = array<i64: 4, 2>, out_axes = ["x"], in_axes = [["x"]]} : (tensor<4x16x128xf32>) -> tensor<4x16x128xf32>
+  %3 = "jaxpr.transpose"(%2) {permutation = array<i64: 1, 0, 2>} : (tensor<4x16x128xf32>) -> tensor<16x4x128xf32>
+  %4 = "jaxpr.reshape"(%3) {new_sizes = array<i64: 16, 512>} : (tensor<16x4x128xf32>) -> tensor<16x512xf32>
+  return %4 : tensor<16x512xf32>
+}
