@@ -80,11 +80,12 @@ def _programs(ns, seen):
         "both": (lambda x, y, a: (lambda p, q: (jnp.maximum(p, 0.0), q.astype(jnp.bfloat16)))(
             *pair(x + a, y * a)), (X, Y, A)),
         "dict_input": (lambda d: pair(d["u"] - 1, lax.sin(d["v"])), ({"u": X, "v": Y},)),
+        "closed_over": (lambda x, y: (lambda p, q: (p, q * A))(*pair(x * A, y)), (X, Y)),
     }
 
 
 NAMES = ["both", "trivial", "output_op", "permute", "nesting", "nesting_permuted",
-         "reused_value", "input_ops", "dict_input"]
+         "reused_value", "input_ops", "dict_input", "closed_over"]
 
 
 def _run(lib, name):
