@@ -229,3 +229,25 @@ def test_dag_fusion_is_jax_error():
         spec = ns.pl.BlockSpec((16, 128), lambda i, j: (i, j))
         with pytest.raises(ValueError, match="DAG"):
             ns.fuser.pull_block_spec(f2, spec, grid_len=2)(values, t)
+
+
+def test_jit_closing_over_an_array():
+    # (JAX's fuser refuses a nested jit with constants; mjax's jit takes closed-over
+    # arrays as operands, so the array is a value blocked like the output: NumPy's)
+    def build(ns):
+        t = ns.jax.ShapeDtypeStruct((64, 256), ns.jnp.float32)
+        f = ns.jax.jit(lambda x: ns.jnp.sin(x) * B2)
+        f2, values, _ = ns.fuser.get_fusion_values(f, t)
+        spec = ns.pl.BlockSpec((16, 128), lambda i, j: (i, j))
+        return f2, values, spec, t
+    ns = namespace("jax")
+    f2, values, spec, t = build(ns)
+    with pytest.raises(NotImplementedError, match="consts"):
+        ns.fuser.pull_block_spec(f2, spec, grid_len=2)(values, t)
+    ns = namespace("mjax")
+    f2, values, spec, t = build(ns)
+    kfn, (vspecs, xspec), _ = ns.fuser.pull_block_spec(f2, spec, grid_len=2)(values, t)
+    assert [tuple(s.block_shape) for s in vspecs] == [(16, 128)]
+    blocks = tuple(np.asarray(v)[16:32, 128:] for v in values)
+    np.testing.assert_allclose(np.asarray(kfn((1, 1), (), blocks, X2[16:32, 128:])),
+                               np.sin(X2[16:32, 128:]) * B2[16:32, 128:], rtol=1e-6)
