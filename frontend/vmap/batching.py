@@ -5,6 +5,8 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import threading
+import types
 import weakref
 
 import numpy as np
@@ -308,22 +310,61 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
 
 def _call_runner(run, fun, args, kwargs):
     """A vmap wrapper's body. The wrapper passes `fun` so that it holds it (the runner
-    holds it weakly): it keeps its function alive, as JAX's does, whatever becomes of
-    its __wrapped__."""
-    return _unwrap_returned(run(*args, **kwargs))
+    holds it weakly, or not at all): it keeps its function alive, as JAX's does,
+    whatever becomes of its __wrapped__; and a runner shared by the functions of one
+    code object reads it from `_CALLING` while the call runs."""
+    calling = _CALLING.funs
+    calling.append(fun)
+    try:
+        return _unwrap_returned(run(*args, **kwargs))
+    finally:
+        calling.pop()
+
+
+class _Calling(threading.local):
+    """The functions whose vmap wrappers are running on this thread, innermost last."""
+
+    def __init__(self):
+        self.funs: list = []
+
+
+_CALLING = _Calling()
+
+
+def _calling_fun():
+    """The function of the innermost vmap call running on this thread: a shared runner
+    reads it before the function runs, so a vmap call inside it has returned (and popped
+    its own) whenever the runner reads it again."""
+    return _CALLING.funs[-1]
 
 
 # ---- runners kept per function ----------------------------------------------------------
 # `jax.vmap(f)(x)` in a loop makes a new wrapper each call; building its runner (the
-# staged jit, ~30 us) each time is most of what a cached program leaves to pay. So the
-# runner of vmap(f, <axes>) is kept for f while f lives and shared by its wrappers. It
-# keeps nothing of a call (every call traces f again: its Python runs each time, as JAX
-# re-traces an eager vmap; programs are shared by text in mjax.ad.staging anyway), and
-# holds f by a weak reference only, so a lambda made per call is not kept alive.
-# id(f) -> (weakref to f, {(in_axes, out_axes, axis_name, axis_size): runner})
+# staged jit, ~30 us, and its first call's ~30 more) each time is most of what a cached
+# program leaves to pay. So the runner of vmap(f, <axes>) is kept while f lives and
+# shared by its wrappers. It keeps nothing of a call (every call traces f again: its
+# Python runs each time, as JAX re-traces an eager vmap; programs are shared by text in
+# mjax.ad.staging anyway), and holds f by a weak reference only, so a lambda made per
+# call is not kept alive. A plain Python function's runner is kept for its code object
+# instead and takes the function of each call from `_CALLING`: the closures one `lambda`
+# or `def` makes (`vmap(lambda v: v * s)(x)` in a loop, a new function each time) share
+# it, while their programs stay apart (different closed-over values trace to different
+# programs, or to one program with the values as arguments).
+# id(owner) -> (weakref to owner, {(in_axes, out_axes, axis_name, axis_size): runner}),
+# the owner being f's code object or f itself (`_owner`)
 _RUNNERS: dict = {}
-_MAX_FUNCTIONS = 512      # (functions with kept runners; past it the table starts over)
-_MAX_RUNNERS = 16         # (axis specifications kept per function)
+_MAX_FUNCTIONS = 512      # (owners with kept runners; past it the table starts over)
+_MAX_RUNNERS = 16         # (axis specifications kept per owner)
+
+
+def _owner(fun):
+    """What fun's runners are kept for: its code object for a plain Python function
+    (not one of registration.PURE_OF_AVALS, whose runner is kept per function), else
+    fun."""
+    if type(fun) is types.FunctionType and \
+            registration.PURE_OF_AVALS.get(id(fun)) is not fun:
+        return fun.__code__
+    return fun
 
 
 def _plain_params(params) -> bool:
@@ -343,8 +384,9 @@ def _plain_params(params) -> bool:
 def _kept_runner(fun, params):
     """The runner kept for vmap(fun, *params) (plain parameters), or None: then its
     parameters are checked and one made."""
-    kept = _RUNNERS.get(id(fun))
-    if kept is None or kept[0]() is not fun:
+    owner = _owner(fun)
+    kept = _RUNNERS.get(id(owner))
+    if kept is None or kept[0]() is not owner:
         return None
     return kept[1].get(params)
 
@@ -354,17 +396,22 @@ def _new_runner(fun, params):
     parameters are plain and fun can be weakly referenced."""
     if not _plain_params(params):
         return _make_runner(lambda: fun, *params)
-    key = id(fun)
-    try:
-        ref = weakref.ref(fun, _forgetting(key))
-    except TypeError:    # (no weak reference to it: a builtin, a ufunc, jnp.sin)
-        if not type(fun).__module__.startswith("mjax."):
-            return _make_runner(lambda: fun, *params)
-        # (mjax's own functions, jnp.sin an EagerOp, live as long as the process: held)
-        ref = functools.partial(_itself, fun)
-    run = _make_runner(ref, *params, pure=registration.PURE_OF_AVALS.get(key) is fun)
+    owner = _owner(fun)
+    key = id(owner)
+    if owner is not fun:     # (a code object: the runner reads each call's function)
+        ref = weakref.ref(owner, _forgetting(key))
+        run = _make_runner(_calling_fun, *params)
+    else:
+        try:
+            ref = weakref.ref(fun, _forgetting(key))
+        except TypeError:    # (no weak reference to it: a builtin, a ufunc, jnp.sin)
+            if not type(fun).__module__.startswith("mjax."):
+                return _make_runner(lambda: fun, *params)
+            # (mjax's own functions, jnp.sin an EagerOp, live as long as the process)
+            ref = functools.partial(_itself, fun)
+        run = _make_runner(ref, *params, pure=registration.PURE_OF_AVALS.get(key) is fun)
     kept = _RUNNERS.get(key)
-    if kept is None or kept[0]() is not fun:
+    if kept is None or kept[0]() is not owner:
         if len(_RUNNERS) >= _MAX_FUNCTIONS:
             _RUNNERS.clear()
         kept = _RUNNERS[key] = (ref, {})
