@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import func
 
 from mjax.dialect.context import context
 
@@ -45,10 +44,12 @@ def new_block(region, arg_types):
 
 
 def emit_return(ip, values) -> None:
-    """func.return of `values` at `ip`."""
+    """func.return of `values` at `ip` (made as a generic operation: what func.ReturnOp
+    makes, without its builder's cost)."""
     ctx = context()
-    with ctx, ir.Location.unknown(ctx):
-        func.ReturnOp(list(values), ip=ip)
+    with ctx:
+        ir.Operation.create("func.return", operands=list(values),
+                            loc=ir.Location.unknown(ctx), ip=ip)
 
 
 def emit_yield(ip, values) -> None:
