@@ -380,8 +380,27 @@ def _manual_lower(ctx, *operands, mesh_axes, mesh_shape, out_axes, in_axes):
         # theirs, now dead, hang on them)
         kept = [x for x, v in zip(operands, ins) if v is not x] + [
             v for r, v, (vals, _) in zip(new.results, results, ends) if vals for v in (r, v)]
-        cleanups.append(lambda: manual_layout.erase_dead(kept))
+        _dead_layouts(cleanups).values.extend(kept)
     return results
+
+
+class _DeadLayouts:
+    """The pass run's one erasure of the layout ops left dead around its manual
+    computations (their chains may be shared: each op is erased once)."""
+
+    def __init__(self):
+        self.values: list[ir.Value] = []
+
+    def __call__(self):
+        manual_layout.erase_dead(self.values)
+
+
+def _dead_layouts(cleanups: list) -> _DeadLayouts:
+    for c in cleanups:
+        if isinstance(c, _DeadLayouts):
+            return c
+    cleanups.append(_DeadLayouts())
+    return cleanups[-1]
 
 
 def _transpose(x: ir.Value, perm) -> ir.Value:

@@ -564,9 +564,26 @@ def form_custom_vjp_grad(J, lpl, lpltpu, interpret=False):
         {"square": fwd, "times_2x": bwd}, 2 * x
 
 
+def form_user_constraint(J, lpl, lpltpu, interpret=False):
+    """A constraint of the user's, of another layout than the in_spec's, before the
+    shard_map: it stays (the region takes its value), as in JAX's module."""
+    mesh = _mesh(J)
+    k = add_kernel(J, lpl, lpltpu, (8, 128), interpret)
+    g = _smap(J, k, mesh, [(None, "x")] * 2, (None, "x"))
+    rows = J.sharding.NamedSharding(mesh, J.sharding.PartitionSpec("x"))
+
+    def f(x, y):
+        return g(J.lax.with_sharding_constraint(x, rows), y)
+    xs = [np.random.default_rng(9).standard_normal((16, 512)).astype(np.float32)
+          for _ in range(2)]
+    want = xs[0] + xs[1] + _grid_rows(16, 16)
+    return f, _put(J, mesh, xs, [(None, "x")] * 2), mesh, {"kernel": k}, want
+
+
 FORMS = {f.__name__[5:]: f for f in (
     form_vmap_inside, form_vmap_inside_2d_cols, form_vmap_around, form_vmap_around_2d_cols,
-    form_scalar_prefetch, form_scalar_prefetch_cols, form_aliases, form_custom_vjp_grad)}
+    form_scalar_prefetch, form_scalar_prefetch_cols, form_aliases, form_custom_vjp_grad,
+    form_user_constraint)}
 
 
 @pytest.mark.parametrize("name", sorted(FORMS))
@@ -649,3 +666,55 @@ def test_under_a_loop(spec):
     (y,) = _run(interpreted(texts["mjax"], {"kernel": aliased_kernel(mjax, pl, pltpu, True)}),
                 mesh, args)
     np.testing.assert_array_equal(y, x + 3)
+
+
+# ---- a kernel among other ops of the body: its operand or result not the shard_map's ----
+def _among_body_ops(J, lpl, lpltpu, which, interpret=False):
+    """(shard_map, its arguments, the mesh, the kernels): two kernels on the same operands
+    ("two_kernels"), the kernel's operand computed in the body and its result used there
+    ("computed"), or its result both returned and used ("two_uses")."""
+    mesh = _mesh(J, (2, 2), ("x", "y"))
+    k = add_kernel(J, lpl, lpltpu, (8, 128), interpret)
+    if which == "two_kernels":      # (two regions reading one operand's global value)
+        cols = J.sharding.PartitionSpec(None, "x")
+        f = J.shard_map(lambda x, y: (k(x, y), k(y, x)), mesh=mesh, in_specs=(cols, cols),
+                        out_specs=(cols, cols), check_vma=False)
+        specs, shape = [(None, "x")] * 2, (16, 256)
+    elif which == "computed":
+        f = _smap(J, lambda x, y: k(x * 2.0, y) + 1.0, mesh, [(None, "x")] * 2, (None, "x"))
+        specs, shape = [(None, "x")] * 2, (16, 256)
+    else:
+        P = J.sharding.PartitionSpec
+        def both(x, y):
+            r = k(x, y)
+            return r, r * 3.0
+        f = J.shard_map(both, mesh=mesh,
+                        in_specs=(P("y", "x"),) * 2, out_specs=(P("y", "x"),) * 2,
+                        check_vma=False)
+        specs, shape = [("y", "x")] * 2, (32, 256)
+    rng = np.random.default_rng(10)
+    xs = [rng.standard_normal(shape).astype(np.float32) for _ in range(2)]
+    return f, _put(J, mesh, xs, specs), mesh, {"kernel": k}
+
+
+@pytest.mark.parametrize("which", ["two_kernels", "computed", "two_uses"])
+def test_kernel_among_body_ops_values(which):
+    # JAX's region holds the whole body; mjax's only the kernel: where the kernel's operand
+    # is not the shard_map's, it enters in the stacked form (its device dims merged into
+    # the first), and a result read by other ops stays stacked for them. Values: through
+    # XLA's partitioner against JAX's interpret mode.
+    mf, margs, mesh, _ = _among_body_ops(mjax, pl, pltpu, which)
+    MESH_SIZES.clear()
+    MESH_SIZES.update(x=2, y=2)
+    mtext = _lower(mjax, mf, *margs)
+    regions = manual_regions(mtext)
+    assert len(regions) == (2 if which == "two_kernels" else 1)
+    assert "stablehlo.while" not in mtext
+    _, _, _, kernels = _among_body_ops(mjax, pl, pltpu, which, interpret=True)
+    got = _run(interpreted(mtext, kernels), mesh, margs)
+    jf, jargs, _, _ = _among_body_ops(jax, jpl, jpltpu, which, interpret=True)
+    want = jax.jit(jf)(*jargs)
+    want = want if isinstance(want, tuple) else (want,)
+    assert len(got) == len(want)
+    for y, w in zip(got, want):
+        np.testing.assert_allclose(y, np.asarray(w), rtol=1e-5, atol=1e-5)
