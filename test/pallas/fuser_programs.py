@@ -48,7 +48,14 @@ def _matmul_kernel(ns, x_sp, y_sp, z_sp, x_refs, y_refs, z_refs, o_ref, acc_ref,
         jax.tree.map(lambda r, v: r.__setitem__(Ellipsis, v), o_ref, out)
 
 
-def _fusible_matmul(ns, x, y, z, *, bm, bk, bn, record=None):
+def _types_without_refs(ns, values):
+    jax = ns.jax
+    return jax.tree.map(
+        lambda v: v.inner_aval if isinstance(v, jax.ref.AbstractRef) else v,
+        jax.tree.map(jax.typeof, values))
+
+
+def _fusible_matmul(ns, x, y, z, *, bm, bk, bn, record=None, stateful=False):
     jax, jnp, pl, pltpu, fuser = ns.jax, ns.jnp, ns.pl, ns.pltpu, ns.fuser
     m, k = x.shape
     _, n = y.shape
@@ -62,24 +69,41 @@ def _fusible_matmul(ns, x, y, z, *, bm, bk, bn, record=None):
     z_spec = pl.BlockSpec((bm, bn), lambda i, j, kk, *_: (i, j))
     z_out_type = jax.eval_shape(z, z_type)
 
-    x_fn, x_values, x_sp = fuser.get_fusion_values(x)
-    y_fn, y_values, y_sp = fuser.get_fusion_values(y)
-    z_fn, z_values, z_sp = fuser.get_fusion_values(z, z_type)
+    if stateful:      # (fusions reading Refs: the values hold the Refs)
+        x_fn, x_values, x_sp = fuser.get_stateful_input_fusion_values(x)
+        y_fn, y_values, y_sp = fuser.get_stateful_input_fusion_values(y)
+        z_fn, z_values, z_sp, aliases = fuser.get_stateful_output_fusion_values(
+            z, z_type)
+        assert not aliases
+        z_out_type = jax.eval_shape(z_fn, _types_without_refs(ns, z_values), z_type)
+        x_args, y_args, z_args = (_types_without_refs(ns, v)
+                                  for v in (x_values, y_values, z_values))
+    else:
+        x_fn, x_values, x_sp = fuser.get_fusion_values(x)
+        y_fn, y_values, y_sp = fuser.get_fusion_values(y)
+        z_fn, z_values, z_sp = fuser.get_fusion_values(z, z_type)
+        x_args, y_args, z_args = x_values, y_values, z_values
     sp = (x_sp, y_sp, z_sp)
     if record is not None:     # (what each fusion reads: the test compares with JAX's)
         record.append([[tuple(v.shape) for v in vals] for vals in
                        (x_values, y_values, z_values, x_sp, y_sp, z_sp)])
     x_fn, (x_specs,), _ = fuser.pull_block_spec(
         x_fn, x_spec, scalar_prefetch_handler=fuser.make_scalar_prefetch_handler(0),
-        grid_len=len(grid))(x_values)
+        grid_len=len(grid))(x_args)
     y_fn, (y_specs,), _ = fuser.pull_block_spec(
         y_fn, y_spec, scalar_prefetch_handler=fuser.make_scalar_prefetch_handler(1),
-        grid_len=len(grid))(y_values)
-    z_out_spec = fuser.push_block_spec(z, z_spec)(z_type)
+        grid_len=len(grid))(y_args)
+    if stateful:
+        z_out_spec = fuser.push_block_spec(
+            z_fn, tuple([pl.no_block_spec] * len(z_values)), z_spec)(z_args, z_type)
+    else:
+        z_out_spec = fuser.push_block_spec(z, z_spec)(z_type)
     z_fn, (z_specs, _), _ = fuser.pull_block_spec(
         z_fn, z_out_spec, scalar_prefetch_handler=fuser.make_scalar_prefetch_handler(2),
-        grid_len=len(grid))(z_values, z_type)
+        grid_len=len(grid))(z_args, z_type)
     sp = jax.tree.map(lambda v: v[None], sp)
+    read = lambda v: v[...] if isinstance(v, jax.ref.Ref) else v
+    x_values, y_values, z_values = jax.tree.map(read, (x_values, y_values, z_values))
     return pl.pallas_call(
         functools.partial(_matmul_kernel, ns, x_fn=x_fn, y_fn=y_fn, z_fn=z_fn,
                           out_dtype=out_dtype),
@@ -91,6 +115,6 @@ def _fusible_matmul(ns, x, y, z, *, bm, bk, bn, record=None):
     )(*sp, x_values, y_values, z_values)[0]
 
 
-def fusible_matmul(ns, x, y, *, bm=8, bk=128, bn=128, record=None):
+def fusible_matmul(ns, x, y, *, bm=8, bk=128, bn=128, record=None, stateful=False):
     return ns.fuser.fusible(functools.partial(_fusible_matmul, ns, bm=bm, bk=bk, bn=bn,
-                                              record=record))(x, y)
+                                              record=record, stateful=stateful))(x, y)

@@ -190,9 +190,6 @@ def test_errors():
     pair = _pair(ns, [])
     with pytest.raises(NotImplementedError, match="do not depend on the fusible"):
         fuser.fuse(lambda x, y, a: (*pair(x, y), a))(X, Y, A)
-    for name in ("get_stateful_input_fusion_values", "get_stateful_output_fusion_values"):
-        with pytest.raises(NotImplementedError, match=name):
-            getattr(fuser, name)(lambda: X)
 
 
 def test_fusion_object():

@@ -9,12 +9,13 @@ import functools
 from mjax.base import tree_util
 from mjax.base.traceback_util import api_boundary
 from mjax.jaxpr.objects import Jaxpr, eval_jaxpr
+from mjax.ref import Ref
 from mjax.experimental.pallas.core import no_block_spec
 from mjax.experimental.pallas.fuser import block_rules  # noqa: F401  (fills the tables)
 from mjax.experimental.pallas.fuser import block_rules_calls  # noqa: F401
 from mjax.experimental.pallas.fuser import block_rules_more  # noqa: F401
 from mjax.experimental.pallas.fuser.block_push import push_jaxpr
-from mjax.experimental.pallas.fuser import jaxpr_util
+from mjax.experimental.pallas.fuser import jaxpr_util, stateful
 from mjax.experimental.pallas.fuser.block_pull import pull_jaxpr
 from mjax.experimental.pallas.fuser.block_types import (BlockIndexTransform, Usage,
                                                         current_scalar_prefetch,
@@ -57,6 +58,7 @@ class _FusionKernelFn:
         n = len(self.is_sp) - sum(self.is_sp)
         if len(values) != n:
             raise ValueError(f"the fusion takes {n} values, got {len(values)}")
+        values = [v[...] if isinstance(v, Ref) else v for v in values]   # (stateful)
         outs = eval_jaxpr(self.jaxpr, self._merged(values),
                           *tree_util.tree_leaves((args, kwargs)))
         return tree_util.tree_unflatten(self.out_tree, outs)
@@ -83,28 +85,39 @@ def get_fusion_values(fusion, *args, **kwargs):
     """(fn, values, scalar_prefetch_values): the arrays `fusion` reads, split into
     those a kernel gets in blocks and those only used as scalar indices, and `fn(values,
     *args)` computing the fusion from them."""
+    return _get_fusion_values(fusion, args, kwargs)
+
+
+@functools.partial(api_boundary)
+def get_stateful_input_fusion_values(fusion, *args, **kwargs):
+    """get_fusion_values for a fusion that reads Refs: the Refs are among the values,
+    and `fn` takes their contents."""
+    return _get_fusion_values(fusion, args, kwargs, discharge_refs=True)
+
+
+@functools.partial(api_boundary)
+def get_stateful_output_fusion_values(fusion, *args, **kwargs):
+    """get_stateful_input_fusion_values for an output fusion, with the aliases of the
+    extra outputs updating Refs (`{}`: mjax does not support fusions writing Refs yet)."""
+    return (*_get_fusion_values(fusion, args, kwargs, discharge_refs=True), {})
+
+
+def _get_fusion_values(fusion, args, kwargs, discharge_refs=False):
     jaxpr, values, _, out_tree = jaxpr_util.trace(fusion, *args, **kwargs)
+    if any(stateful.is_ref_var(v) for v in jaxpr.constvars):
+        if not discharge_refs:
+            raise ValueError("Ref values are only supported in get_fusion_values when "
+                             "discharge_refs is True.")
+        # (a traced Ref is captured as its memref value: the values hold Refs, as JAX's)
+        values = [Ref(tracer=c) if stateful.is_ref_var(v) and not isinstance(c, Ref)
+                  else c for v, c in zip(jaxpr.constvars, values)]
+        jaxpr = stateful.discharge_reads(jaxpr)
     jaxpr, values = jaxpr_util.prune_inputs(jaxpr_util.dce(jaxpr), values)
     read_usage = compute_usage(jaxpr, [{Usage.REGULAR}] * len(jaxpr.outvars))
     is_sp = [Usage.SCALAR_PREFETCH in read_usage(v) for v in jaxpr.constvars]
     regular = tuple(x for x, sp in zip(values, is_sp) if not sp)
     sp_values = tuple(x for x, sp in zip(values, is_sp) if sp)
     return _FusionKernelFn(jaxpr, is_sp, sp_values, out_tree), regular, sp_values
-
-
-def _stateful_unsupported(name):
-    @functools.partial(api_boundary)
-    def f(fusion, *args, **kwargs):
-        raise NotImplementedError(
-            f"fuser.{name}: fusions that read or write Refs are not supported yet in "
-            "mjax (it needs the state discharge of a fusion's jaxpr)")
-    f.__name__ = name
-    return f
-
-
-get_stateful_input_fusion_values = _stateful_unsupported("get_stateful_input_fusion_values")
-get_stateful_output_fusion_values = _stateful_unsupported(
-    "get_stateful_output_fusion_values")
 
 
 def _unwrap_scalar_prefetch(spec):

@@ -18,6 +18,7 @@ from mjax.jaxpr.objects import eval_jaxpr
 from mjax.experimental.pallas.fuser import jaxpr_util
 from mjax.experimental.pallas.fuser.fusible import FUSING, fusible_p
 from mjax.experimental.pallas.fuser.fusion import Fusion
+from mjax.experimental.pallas.fuser.stateful import writes_refs
 
 
 @functools.partial(api_boundary)
@@ -78,6 +79,10 @@ def fuse_jaxpr(jaxpr, out_tree, consts, *args, strict_mode: bool = True):
         raise ValueError("No fusible eqn found")
     eqn = jaxpr.eqns[idx]
     params = eqn.params
+    if any(writes_refs(e) for e in jaxpr.eqns):
+        raise NotImplementedError(
+            "fuse: a fused function writing to Refs is not supported yet in mjax (its "
+            "fusions would need the state discharge JAX's fuser does)")
     constvars, values = _values_of(jaxpr, consts, args)
     rest = jaxpr.replace(constvars=constvars, invars=list(eqn.outvars),
                          eqns=jaxpr.eqns[:idx] + jaxpr.eqns[idx + 1:])

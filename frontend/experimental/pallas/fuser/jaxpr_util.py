@@ -10,6 +10,7 @@ import numpy as np
 from mjax.base import tree_util
 from mjax.jaxpr.api import make_jaxpr as _make_jaxpr
 from mjax.jaxpr.objects import Jaxpr, Literal, Var
+from mjax.experimental.pallas.fuser.stateful import writes_refs
 
 
 def trace(f, *args, **kwargs):
@@ -63,7 +64,8 @@ def dce(jaxpr: Jaxpr, used_outputs=None) -> Jaxpr:
     live = {v for v in outvars if is_var(v)}
     kept = []
     for eqn in reversed(jaxpr.eqns):
-        if any(v in live for v in eqn.outvars) or eqn.effects:
+        # (writes to Refs are kept: mjax's ref ops declare no effects)
+        if any(v in live for v in eqn.outvars) or eqn.effects or writes_refs(eqn):
             kept.append(eqn)
             live.update(v for v in eqn.invars if is_var(v))
     return jaxpr.replace(eqns=kept[::-1], outvars=outvars)
