@@ -110,7 +110,8 @@ class _Call:
     scalar-prefetch operands (whole: the kernel and the index maps see all of each), the
     inputs and the outputs; `specs` are those of the inputs and outputs."""
 
-    def __init__(self, fns: FunctionTable, op: ir.Operation, kernel: str, maps: dict):
+    def __init__(self, fns: FunctionTable, op: ir.Operation, kernel: str, maps: dict,
+                 barrier: bool = False):
         p = op.opview.params
         self.fns = fns
         self.grid = tuple(p["grid"])
@@ -123,6 +124,9 @@ class _Call:
         self.maps = maps                      # index map -> its discharged form (prefetch)
         self.scratch = list(p["scratch_shapes"] or ())
         self.scratch_spaces = scratch_memory_spaces(p)
+        if barrier:        # (the barrier semaphore: a scratch semaphore after the others)
+            self.scratch.append(ShapedArray((), np.int32))
+            self.scratch_spaces = (*self.scratch_spaces, "barrier_semaphore")
         disc = fns.get(kernel)
         n_refs = self.n_pre + len(self.specs) + len(self.scratch)
         rets = terminator(entry_block(disc)).operands
@@ -240,10 +244,16 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict,
     key = (callee, grid, in_bytes, cores)
     if key not in cache:
         name = fns.fresh_name(f"{callee}_interpret")
-        with dma_counts_in_bytes(in_bytes), (on_mesh(*cores) if cores else nullcontext()):
-            discharge_function(fns, callee, name, grid=grid)
-        cache[key] = name
-    call = _Call(fns, op, cache[key], cache.setdefault("index_maps", {}))
+        kernel = _barrier_as_scratch(fns, callee)
+        mesh = (nullcontext() if cores is None else   # (the cores' kernel: the one run)
+                on_mesh(cores[0], cores[1], (*cores[2][:2], kernel or callee)))
+        with dma_counts_in_bytes(in_bytes), mesh:
+            discharge_function(fns, kernel or callee, name, grid=grid)
+        if kernel is not None:
+            fns.erase(kernel)
+        cache[key] = (name, kernel is not None)
+    call = _Call(fns, op, cache[key][0], cache.setdefault("index_maps", {}),
+                 cache[key][1])
     b = Builder(ir.InsertionPoint(op), op.location)
     out_avals = [aval_of(r.type) for r in op.results]
     # (alias input indices count the operands after the dynamic grid bounds)
@@ -289,6 +299,33 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict,
     outs = [_crop(b, x, a.shape, spec)
             for x, a, spec in zip(finals, out_avals, call.specs[call.n_in - call.n_pre:])]
     replace_op(op, outs)
+
+
+def _barrier_as_scratch(fns: FunctionTable, callee: str) -> str | None:
+    """A copy of the kernel @callee whose barrier semaphore is one more ref argument (a
+    scratch semaphore carried from grid step to grid step, as JAX's interpreter keeps
+    one per collective id), every get_barrier_semaphore at its top level replaced by
+    it; None where it takes none (or takes one inside a loop or branch: each such op
+    is a semaphore of its own, living for the grid step)."""
+    fn = fns.get(callee)
+    entry = entry_block(fn)
+    ops = [op for op in nested_ops(fn) if op.name == "jaxpr.get_barrier_semaphore"]
+    if not ops or any(op.block != entry for op in ops):
+        return None
+    name = fns.fresh_name(f"{callee}_barrier")
+    with ir.InsertionPoint.after(fn):
+        new = fn.clone()
+    new.attributes["sym_name"] = ir.StringAttr.get(name)
+    fns.table[name] = new
+    block = entry_block(new)
+    sem = block.add_argument(ops[0].results[0].type, fn.location)
+    kind = ir.FunctionType(ir.TypeAttr(new.attributes["function_type"]).value)
+    new.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+        [*kind.inputs, sem.type], list(kind.results)))
+    for op in [op for op in nested_ops(new) if op.name == "jaxpr.get_barrier_semaphore"]:
+        op.results[0].replace_all_uses_with(sem)
+        op.erase()
+    return name
 
 
 def _grid_loop(b: Builder, call: _Call, arrays, scratch, n_points, loc) -> list:

@@ -165,7 +165,8 @@ def _at_exit(b, call, scratch) -> None:
     mesh = current_mesh()
     if mesh is None or "exit_id" not in REPORT:
         return
-    sems = [v for v, sp in zip(scratch, call.scratch_spaces) if sp in SEMAPHORE_SPACES]
+    sems = [v for v, sp in zip(scratch, call.scratch_spaces)
+            if sp in SEMAPHORE_SPACES and sp != "barrier_semaphore"]
     if not sems:
         return
     axes, shape = mesh

@@ -105,12 +105,18 @@ _SEM_MAX = np.iinfo(np.int16).max
 
 
 def _sem_add(b, sem, idx, delta):
-    """`sem` with the counter at `idx` increased by `delta` (an i32 scalar value)."""
+    """`sem` with the counter at `idx` increased by `delta` (an i32 scalar value); with
+    interpret=True the sum wraps as an int16's does (JAX's generic interpreter keeps
+    semaphores as int16s: two signals of 30000 read -5536)."""
     a = aval_of(sem.type)
     one = (1,) * a.ndim
     squeezed = tuple(range(a.ndim))
     old = _read(b, sem, idx, one, squeezed)
-    return _write(b, sem, idx, one, squeezed, b.add(old, delta))
+    new = b.add(old, delta)
+    if not R.dma_counts_bytes():
+        new = b.convert_element_type(b.convert_element_type(new, new_dtype=np.dtype(
+            np.int16)), new_dtype=np.dtype(np.int32))
+    return _write(b, sem, idx, one, squeezed, new)
 
 
 def _window(b, ref, starts, sizes, squeezed, levels, dyn=()):

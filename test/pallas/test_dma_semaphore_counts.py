@@ -2,7 +2,8 @@
 
 - interpret=True (JAX's generic interpreter, pallas/mosaic/primitives.py's discharge
   rules): a DMA adds its element count (at most 32767: the semaphore is an int16) and a
-  wait subtracts the element count of the view it names. `semaphore_read` works there,
+  wait subtracts the element count of the view it names; sums wrap as int16s do (a
+  REGULAR semaphore's too). `semaphore_read` works there,
   so the counts read after starts and waits are compared with JAX's and NumPy's.
 - pltpu.InterpretParams() (JAX's TPU interpreter): a DMA signals the bytes it reads and
   a wait waits for the byte count of its descriptor's source. That interpreter has no
@@ -103,13 +104,51 @@ def test_generic_interpreter_counts_elements(xdtype, ydtype):
                                   np.asarray(want_o, np.float32))
 
 
-def test_generic_interpreter_caps_a_dma_at_int16_max():
-    # (64 * 1024 elements in one DMA: JAX's int16 semaphore takes at most 32767)
+def _wrapped(deltas, reads):
+    """The int16 counts after each of `deltas` (NumPy's int16 wraps), at `reads`."""
+    counts, c = [], np.int16(0)
+    with np.errstate(over="ignore"):
+        for d in deltas:
+            c = np.int16(c + np.int16(d))
+            counts.append(int(c))
+    return [counts[i] for i in reads]
+
+
+def test_generic_interpreter_caps_a_dma_at_int16_max_and_wraps_the_sum():
+    # (halves of 32 * 1024 elements: JAX's int16 semaphore takes at most 32767 a DMA,
+    # and two of them sum past 32767: the int16 wraps)
     x, y = _inputs(np.float32, np.int8, xshape=(512, 128), yshape=(8, 128))
     got_s = np.asarray(_counts(MJAX, x, y, True)[1])
     want_s = np.asarray(_counts(JAX, x, y, True)[1])
-    np.testing.assert_array_equal(got_s[:1], want_s[:1])
-    assert got_s[0] == 32767
+    np.testing.assert_array_equal(got_s, want_s)
+    cap = np.iinfo(np.int16).max
+    half, other = min(x[:256].size, cap), y.size
+    expected = _wrapped([half, half, other, -half, -other, half, -min(x.size, cap)],
+                        [0, 1, 2, 3, 4, 6])
+    np.testing.assert_array_equal(got_s, expected)
+    assert got_s[1] < 0
+
+
+def _regular(libs):
+    """Two signals of 30000 and two waits on a REGULAR semaphore, read after each."""
+    jax_, _, pl_, pltpu_ = libs
+
+    def kernel(o_ref, sem):
+        for i, (op, n) in enumerate([(pl_.semaphore_signal, 30000)] * 2 +
+                                    [(pl_.semaphore_wait, 30000)] * 2):
+            op(sem, n)
+            o_ref[i] = pl_.semaphore_read(sem)
+    return jax_.jit(pl_.pallas_call(
+        kernel, out_specs=pl_.BlockSpec(memory_space=pltpu_.SMEM),
+        out_shape=jax_.ShapeDtypeStruct((4,), np.int32),
+        scratch_shapes=[pltpu_.SemaphoreType.REGULAR], interpret=True))()
+
+
+def test_generic_interpreter_wraps_a_regular_semaphore():
+    got, want = np.asarray(_regular(MJAX)), np.asarray(_regular(JAX))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, _wrapped([30000, 30000, -30000, -30000],
+                                                range(4)))
 
 
 @pytest.mark.parametrize("xdtype,ydtype", DTYPES)

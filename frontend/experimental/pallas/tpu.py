@@ -405,6 +405,16 @@ def get_barrier_semaphore():
             "pltpu.InterpretParams) outside a shard_map is not supported by mjax: "
             "interpret mode runs the devices' kernel instances together only for a "
             "pallas_call inside the shard_map whose mesh names them")
+    if getattr(ctx, "interpret", False):
+        # (interpret mode: one barrier semaphore per kernel, taken at its top level so a
+        # call in a branch or loop names it too, as JAX's interpreter keeps one per
+        # collective id; the interpreter carries it from grid step to grid step)
+        sem = ctx.queries.get("barrier")
+        if sem is None:
+            sem = ctx.queries["barrier"] = ctx.trace.emit(
+                PT.GetBarrierSemaphoreOp, [], {}, [RefAval((), np.int32)])[0]
+            ctx.note_memory_spaces([sem], ["barrier_semaphore"])
+        return Ref(sem)
     sem = bind(PT.GetBarrierSemaphoreOp)
     ctx.note_memory_spaces([sem], ["barrier_semaphore"])
     return Ref(sem)
