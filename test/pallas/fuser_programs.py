@@ -55,7 +55,8 @@ def _types_without_refs(ns, values):
         jax.tree.map(jax.typeof, values))
 
 
-def _fusible_matmul(ns, x, y, z, *, bm, bk, bn, record=None, stateful=False):
+def _fusible_matmul(ns, x, y, z, *, bm, bk, bn, record=None, stateful=False,
+                    interpret=True):
     jax, jnp, pl, pltpu, fuser = ns.jax, ns.jnp, ns.pl, ns.pltpu, ns.fuser
     m, k = x.shape
     _, n = y.shape
@@ -111,10 +112,12 @@ def _fusible_matmul(ns, x, y, z, *, bm, bk, bn, record=None, stateful=False):
             num_scalar_prefetch=len(sp), grid=grid,
             scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
             in_specs=[x_specs, y_specs, z_specs], out_specs=[z_out_spec]),
-        out_shape=[z_out_type], interpret=True,
+        out_shape=[z_out_type], interpret=interpret,
     )(*sp, x_values, y_values, z_values)[0]
 
 
-def fusible_matmul(ns, x, y, *, bm=8, bk=128, bn=128, record=None, stateful=False):
+def fusible_matmul(ns, x, y, *, bm=8, bk=128, bn=128, record=None, stateful=False,
+                   interpret=True):
     return ns.fuser.fusible(functools.partial(_fusible_matmul, ns, bm=bm, bk=bk, bn=bn,
-                                              record=record, stateful=stateful))(x, y)
+                                              record=record, stateful=stateful,
+                                              interpret=interpret))(x, y)
