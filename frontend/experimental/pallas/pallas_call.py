@@ -379,6 +379,7 @@ class _PallasCall:
         self.interpret = bool(interpret)
         # (pltpu.InterpretParams: JAX's TPU interpreter, whose DMA semaphores count bytes)
         self.dma_bytes = self.interpret and not isinstance(interpret, bool)
+        self.interpret_params = interpret if self.dma_bytes else None
         self.shared_aliases = False     # (core_map's calls: see PallasCallOp)
         self.mesh_kernel = False        # (pl.kernel's and core_map's calls: PallasCallOp)
         self.name = name or _fun_name(kernel)
@@ -399,6 +400,13 @@ class _PallasCall:
     def _stage(self, *args):
         outer = current_trace()
         module = outer.module
+        params = self.interpret_params or tpu_interpret_mode.value
+        if getattr(params, "detect_races", False):
+            raise NotImplementedError(
+                f"pallas_call {self.name}: pltpu.InterpretParams(detect_races=True) is not "
+                f"supported by mjax: its interpreter runs a DMA at its start and the "
+                f"devices' and cores' kernel instances in lockstep, so it keeps no record "
+                f"of concurrent accesses to detect races in; pass detect_races=False")
         grid, bounds = _split_grid(self.grid)
         n_pre = self.num_scalar_prefetch
         if len(args) < n_pre:

@@ -252,8 +252,9 @@ class SemaphoreType(enum.Enum):
 class InterpretParams:
     """Options of JAX's TPU interpret mode; `pallas_call(interpret=InterpretParams())`
     runs the kernel interpreted. mjax's interpreter runs grid points in order and DMAs
-    as copies at their start, so the race detection, DMA timing and multi-core options
-    are accepted and ignored. JAX: pltpu.InterpretParams."""
+    as copies at their start, so the DMA timing and thread options are accepted and
+    ignored; detect_races=True raises NotImplementedError when a kernel is traced (mjax
+    has no race detector). JAX: pltpu.InterpretParams."""
     detect_races: bool = False
     out_of_bounds_reads: Literal["raise", "uninitialized"] = "raise"
     skip_floating_point_ops: bool = False
