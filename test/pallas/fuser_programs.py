@@ -75,7 +75,10 @@ def _fusible_matmul(ns, x, y, z, *, bm, bk, bn, record=None, stateful=False,
         y_fn, y_values, y_sp = fuser.get_stateful_input_fusion_values(y)
         z_fn, z_values, z_sp, aliases = fuser.get_stateful_output_fusion_values(
             z, z_type)
-        assert not aliases
+        written = [z_values[o] for o in aliases.values()]
+        if any(any(v is w for v in x_values + y_values) for w in written):
+            raise ValueError("fusible_matmul does not support an input fusion reading "
+                             "from a Ref that is also written by the output fusion")
         z_out_type = jax.eval_shape(z_fn, _types_without_refs(ns, z_values), z_type)
         x_args, y_args, z_args = (_types_without_refs(ns, v)
                                   for v in (x_values, y_values, z_values))
@@ -104,8 +107,11 @@ def _fusible_matmul(ns, x, y, z, *, bm, bk, bn, record=None, stateful=False,
         grid_len=len(grid))(z_args, z_type)
     sp = jax.tree.map(lambda v: v[None], sp)
     read = lambda v: v[...] if isinstance(v, jax.ref.Ref) else v
+    refs = z_values
     x_values, y_values, z_values = jax.tree.map(read, (x_values, y_values, z_values))
-    return pl.pallas_call(
+    aliases = aliases if stateful else {}
+    shift = len(jax.tree.leaves((sp, x_values, y_values)))
+    out = pl.pallas_call(
         functools.partial(_matmul_kernel, ns, x_fn=x_fn, y_fn=y_fn, z_fn=z_fn,
                           out_dtype=out_dtype),
         grid_spec=pltpu.PrefetchScalarGridSpec(
@@ -113,7 +119,14 @@ def _fusible_matmul(ns, x, y, z, *, bm, bk, bn, record=None, stateful=False,
             scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
             in_specs=[x_specs, y_specs, z_specs], out_specs=[z_out_spec]),
         out_shape=[z_out_type], interpret=interpret,
+        input_output_aliases={shift + i: o for o, i in aliases.items()},
     )(*sp, x_values, y_values, z_values)[0]
+    if aliases:       # (the Refs the output fusion writes get their new values)
+        flat = jax.tree.leaves(out)
+        for o, i in aliases.items():
+            refs[i][...] = flat[o]
+        return tuple(v for o, v in enumerate(flat) if o not in aliases)
+    return out
 
 
 def fusible_matmul(ns, x, y, *, bm=8, bk=128, bn=128, record=None, stateful=False,

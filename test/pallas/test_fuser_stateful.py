@@ -1,8 +1,8 @@
 """Fusions closing over Refs (fuser.get_stateful_input_fusion_values and
-get_stateful_output_fusion_values) against JAX's: the fusible matmul of JAX's
+get_stateful_output_fusion_values) against JAX's and NumPy: the fusible matmul of JAX's
 tpu_fusible_matmul_with_stateful_fusions_test with read-only Refs (its pallas_call form,
-interpreted), and NumPy. Writes to Refs in fusions are not supported by mjax yet: they
-are a NotImplementedError, never a wrong value."""
+interpreted), an output fusion writing Refs (their new values as extra outputs with
+aliases), and JAX's errors. Partial reads and writes of Refs are not supported yet."""
 import numpy as np
 import pytest
 
@@ -69,36 +69,123 @@ def test_get_fusion_values_of_a_ref_is_jax_error(lib):
         _values_of_ref_fusion(lib, False)
 
 
-def test_writes_to_refs_are_not_supported_yet():
-    ns = namespace("mjax")
+def _writer(ns, seen):
+    """A fusible whose output fusion may write Refs: it computes them from the fusion's
+    pure function and writes them back, as tpu_fusible_matmul_with_stateful_fusions_test's
+    matmul does after its kernel."""
+    jax, fuser = ns.jax, ns.fuser
+
+    @fuser.fusible
+    def f(x_fn, z_fn):
+        acc = x_fn() * 2
+        z_fn = z_fn or (lambda v: v)
+        fn, values, sps, aliases = fuser.get_stateful_output_fusion_values(
+            z_fn, jax.ShapeDtypeStruct(acc.shape, acc.dtype))
+        seen.append((len(values), [isinstance(v, jax.ref.Ref) for v in values], len(sps),
+                     dict(aliases)))
+        out = fn(tuple(v[...] if isinstance(v, jax.ref.Ref) else v for v in values), acc)
+        flat = jax.tree.leaves(out)
+        for o, i in aliases.items():
+            values[i][...] = flat[o]
+        if not aliases:
+            return out
+        return tuple(v for o, v in enumerate(flat) if o not in aliases)
+    return f
+
+
+def _output_fusion_writes(lib):
+    ns = namespace(lib)
     jax, jnp, fuser = ns.jax, ns.jnp, ns.fuser
+    seen = []
+    f = _writer(ns, seen)
 
     @jax.jit
-    def run(x, y, b):
-        b_ref = jax.new_ref(b)
+    def run(x, b, c):
+        b_ref, c_ref = jax.new_ref(b), jax.new_ref(c)
 
-        def matmul(x, y):
-            b_ref[...] = jnp.maximum(fusible_matmul(ns, x, y) + b_ref[...], 0.0)
-        fuser.fuse(matmul)(x, y)
-        return jax.ref.freeze(b_ref)
-    with pytest.raises(NotImplementedError, match="writing to Refs"):
-        run(X, Y, B)
+        def prog(x):
+            z = f(x)
+            b_ref[...] = jnp.maximum(z + b_ref[...], 0.0)
+            c_ref[...] += z * c_ref[...]
+            return z - 1
+        out = fuser.fuse(prog)(x)
+        return out, jax.ref.freeze(b_ref), jax.ref.freeze(c_ref)
+    return [np.asarray(v) for v in run(X, B, A)], seen
+
+
+def test_output_fusion_writing_refs_matches_jax():
+    got, got_seen = _output_fusion_writes("mjax")
+    want, want_seen = _output_fusion_writes("jax")
+    assert got_seen == want_seen
+    assert got_seen[-1] == (2, [True, True], 0, {1: 0, 2: 1})
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+    np.testing.assert_allclose(got[0], X * 2 - 1, rtol=1e-6)
+    np.testing.assert_allclose(got[1], np.maximum(X * 2 + B, 0), rtol=1e-6)
+    np.testing.assert_allclose(got[2], A + X * 2 * A, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("lib", ["jax", "mjax"])
+def test_write_not_depending_on_the_fusible_is_jax_error(lib):
+    ns = namespace(lib)
+    jax, fuser = ns.jax, ns.fuser
+    f = _writer(ns, [])
 
     @jax.jit
-    def values(b):
+    def run(x, b):
         b_ref = jax.new_ref(b)
 
-        def z(v):
-            b_ref[...] = v
-            return v
-        return fuser.get_stateful_output_fusion_values(
-            z, jax.ShapeDtypeStruct(b.shape, b.dtype))
-    with pytest.raises(NotImplementedError, match="writing to a Ref"):
-        values(B)
+        def prog(x):
+            b_ref[...] = x * 2
+            return f(x)
+        return fuser.fuse(prog)(x), jax.ref.freeze(b_ref)
+    with pytest.raises(ValueError, match="A write to a Ref in a fusion must depend on an "
+                                         "output of the fusible"):
+        run(X, B)
+
+
+@pytest.mark.parametrize("lib", ["jax", "mjax"])
+def test_writes_with_several_output_fusions_is_jax_error(lib):
+    ns = namespace(lib)
+    jax, fuser = ns.jax, ns.fuser
+
+    @fuser.fusible(output_fusion_prefix=(True, True))
+    def f(x_fn, y_fn, z_fns):
+        return x_fn(), y_fn()
+
+    @jax.jit
+    def run(x, b):
+        b_ref = jax.new_ref(b)
+
+        def prog(x, y):
+            p, q = f(x, y)
+            b_ref[...] = p
+            return q
+        return fuser.fuse(prog)(x, x), jax.ref.freeze(b_ref)
+    with pytest.raises(ValueError, match="Multiple output fusions are not currently "
+                                         "supported for fusions that write to Refs."):
+        run(X, B)
+
+
+def test_partial_ref_access_is_not_supported_yet():
+    ns = namespace("mjax")
+    jax, fuser = ns.jax, ns.fuser
 
     @jax.jit
     def partial_read(b):
         b_ref = jax.new_ref(b)
         return fuser.get_stateful_input_fusion_values(lambda: b_ref[1:3] * 2)
-    with pytest.raises(NotImplementedError, match="part of a Ref"):
+    with pytest.raises(NotImplementedError, match="reading part of a Ref"):
         partial_read(B)
+
+    @jax.jit
+    def partial_write(b):
+        b_ref = jax.new_ref(b)
+
+        def z(v):
+            b_ref[0] = v[0]
+            return v
+        return fuser.get_stateful_output_fusion_values(
+            z, jax.ShapeDtypeStruct(b.shape, b.dtype))
+    with pytest.raises(NotImplementedError, match="writing part of a Ref"):
+        partial_write(B)

@@ -44,9 +44,9 @@ class _FusionKernelFn:
     """What get_fusion_values returns as the fusion's function: called as
     `fn(values, *args)` it computes the fusion; pull_block_spec reads its jaxpr."""
 
-    def __init__(self, jaxpr: Jaxpr, is_sp, sp_values, out_tree):
+    def __init__(self, jaxpr: Jaxpr, is_sp, sp_values, out_tree, n_extra=0):
         self.jaxpr, self.is_sp, self.sp_values = jaxpr, is_sp, list(sp_values)
-        self.out_tree = out_tree
+        self.out_tree, self.n_extra = out_tree, n_extra
 
     def _merged(self, values):
         values, sps, out = iter(values), iter(self.sp_values), []
@@ -61,6 +61,9 @@ class _FusionKernelFn:
         values = [v[...] if isinstance(v, Ref) else v for v in values]   # (stateful)
         outs = eval_jaxpr(self.jaxpr, self._merged(values),
                           *tree_util.tree_leaves((args, kwargs)))
+        if self.n_extra:      # (the new values of the Refs a stateful fusion writes)
+            n = len(outs) - self.n_extra
+            return tree_util.tree_unflatten(self.out_tree, outs[:n]), tuple(outs[n:])
         return tree_util.tree_unflatten(self.out_tree, outs)
 
     def pull_jaxpr(self, args, kwargs):
@@ -90,20 +93,24 @@ def get_fusion_values(fusion, *args, **kwargs):
 
 @functools.partial(api_boundary)
 def get_stateful_input_fusion_values(fusion, *args, **kwargs):
-    """get_fusion_values for a fusion that reads Refs: the Refs are among the values,
-    and `fn` takes their contents."""
+    """get_fusion_values for a fusion that reads (or writes) Refs: the Refs are among
+    the values and `fn` takes their contents (its writes are dropped, as JAX's)."""
     return _get_fusion_values(fusion, args, kwargs, discharge_refs=True)
 
 
 @functools.partial(api_boundary)
 def get_stateful_output_fusion_values(fusion, *args, **kwargs):
-    """get_stateful_input_fusion_values for an output fusion, with the aliases of the
-    extra outputs updating Refs (`{}`: mjax does not support fusions writing Refs yet)."""
-    return (*_get_fusion_values(fusion, args, kwargs, discharge_refs=True), {})
+    """get_stateful_input_fusion_values for an output fusion: `fn` also returns the new
+    values of the Refs the fusion writes, `(outputs, extra)`, and the fourth result maps
+    each extra output's index (after the outputs) to its Ref's index in the values."""
+    return _get_fusion_values(fusion, args, kwargs, discharge_refs=True,
+                              allow_additional_outputs=True)
 
 
-def _get_fusion_values(fusion, args, kwargs, discharge_refs=False):
+def _get_fusion_values(fusion, args, kwargs, discharge_refs=False,
+                       allow_additional_outputs=False):
     jaxpr, values, _, out_tree = jaxpr_util.trace(fusion, *args, **kwargs)
+    written_vars = []
     if any(stateful.is_ref_var(v) for v in jaxpr.constvars):
         if not discharge_refs:
             raise ValueError("Ref values are only supported in get_fusion_values when "
@@ -111,13 +118,23 @@ def _get_fusion_values(fusion, args, kwargs, discharge_refs=False):
         # (a traced Ref is captured as its memref value: the values hold Refs, as JAX's)
         values = [Ref(tracer=c) if stateful.is_ref_var(v) and not isinstance(c, Ref)
                   else c for v, c in zip(jaxpr.constvars, values)]
-        jaxpr = stateful.discharge_reads(jaxpr)
-    jaxpr, values = jaxpr_util.prune_inputs(jaxpr_util.dce(jaxpr), values)
+        jaxpr, written = stateful.discharge(jaxpr)
+        if allow_additional_outputs and written:
+            order = sorted(written)
+            written_vars = [jaxpr.constvars[k] for k in order]
+            jaxpr = jaxpr.replace(outvars=[*jaxpr.outvars, *(written[k] for k in order)])
+    n_out = len(jaxpr.outvars) - len(written_vars)
+    jaxpr, values = jaxpr_util.prune_inputs(jaxpr_util.dce(jaxpr), values,
+                                            keep=written_vars)
     read_usage = compute_usage(jaxpr, [{Usage.REGULAR}] * len(jaxpr.outvars))
     is_sp = [Usage.SCALAR_PREFETCH in read_usage(v) for v in jaxpr.constvars]
     regular = tuple(x for x, sp in zip(values, is_sp) if not sp)
     sp_values = tuple(x for x, sp in zip(values, is_sp) if sp)
-    return _FusionKernelFn(jaxpr, is_sp, sp_values, out_tree), regular, sp_values
+    fn = _FusionKernelFn(jaxpr, is_sp, sp_values, out_tree, n_extra=len(written_vars))
+    if allow_additional_outputs:
+        aliases = {n_out + j: jaxpr.constvars.index(v) for j, v in enumerate(written_vars)}
+        return fn, regular, sp_values, aliases
+    return fn, regular, sp_values
 
 
 def _unwrap_scalar_prefetch(spec):

@@ -79,14 +79,10 @@ def fuse_jaxpr(jaxpr, out_tree, consts, *args, strict_mode: bool = True):
         raise ValueError("No fusible eqn found")
     eqn = jaxpr.eqns[idx]
     params = eqn.params
-    if any(writes_refs(e) for e in jaxpr.eqns):
-        raise NotImplementedError(
-            "fuse: a fused function writing to Refs is not supported yet in mjax (its "
-            "fusions would need the state discharge JAX's fuser does)")
     constvars, values = _values_of(jaxpr, consts, args)
     rest = jaxpr.replace(constvars=constvars, invars=list(eqn.outvars),
                          eqns=jaxpr.eqns[:idx] + jaxpr.eqns[idx + 1:])
-    if not any(jaxpr_util.downstream(rest, eqn.outvars)):
+    if not any(jaxpr_util.downstream(rest, eqn.outvars, with_writes=True)):
         # (nothing needs the fusible: the program without it)
         independent = jaxpr.replace(constvars=constvars, invars=[],
                                     eqns=jaxpr.eqns[:idx] + jaxpr.eqns[idx + 1:])
@@ -114,9 +110,15 @@ def _output_fusions(rest, values, fusible_outvars, fusible_out_tree, prefix, str
     fusible's flattened results in the program's output order)."""
     unflat = tree_util.tree_unflatten(fusible_out_tree, list(fusible_outvars))
     groups = tree_util.tree_structure(prefix).flatten_up_to(unflat)
+    n_out = len(rest.outvars)
+    n_writes = sum(map(writes_refs, rest.eqns))
+    if n_writes and len(groups) > 1:
+        raise ValueError("Multiple output fusions are not currently supported for "
+                         "fusions that write to Refs.")
     masks, claimed = [], set()
     for group in groups:
-        mask = jaxpr_util.downstream(rest, tree_util.tree_leaves(group))
+        # (each write to a Ref counts as an output after the program's own)
+        mask = jaxpr_util.downstream(rest, tree_util.tree_leaves(group), with_writes=True)
         for i, used in enumerate(mask):
             if used and i in claimed:
                 raise ValueError(
@@ -124,6 +126,10 @@ def _output_fusions(rest, values, fusible_outvars, fusible_out_tree, prefix, str
             if used:
                 claimed.add(i)
         masks.append(mask)
+    if any(not any(m[n_out + k] for m in masks) for k in range(n_writes)):
+        raise ValueError("A write to a Ref in a fusion must depend on an output of the "
+                         "fusible")
+    masks = [m[:n_out] for m in masks]
     order = [i for mask in masks for i, used in enumerate(mask) if used]
     if len(order) != len(rest.outvars):
         missing = sorted(set(range(len(rest.outvars))) - set(order))

@@ -79,18 +79,24 @@ def used_vars(jaxpr: Jaxpr) -> set:
     return used
 
 
-def prune_inputs(jaxpr: Jaxpr, values: list):
-    """(jaxpr, values) with the constvars nothing reads dropped."""
-    used = used_vars(jaxpr)
+def prune_inputs(jaxpr: Jaxpr, values: list, keep=()):
+    """(jaxpr, values) with the constvars nothing reads (and not in `keep`) dropped."""
+    used = used_vars(jaxpr) | set(keep)
     keep = [i for i, v in enumerate(jaxpr.constvars) if v in used]
     return (jaxpr.replace(constvars=[jaxpr.constvars[i] for i in keep]),
             [values[i] for i in keep])
 
 
-def downstream(jaxpr: Jaxpr, sources) -> list[bool]:
-    """For each output of `jaxpr`, whether it depends on any variable in `sources`."""
+def downstream(jaxpr: Jaxpr, sources, with_writes: bool = False) -> list[bool]:
+    """For each output of `jaxpr` (then, with_writes, each write to a Ref), whether it
+    depends on any variable in `sources`."""
     reached = {v for v in sources if is_var(v)}
+    writes = []
     for eqn in jaxpr.eqns:
-        if any(is_var(v) and v in reached for v in eqn.invars):
+        hit = any(is_var(v) and v in reached for v in eqn.invars)
+        if hit:
             reached.update(eqn.outvars)
-    return [is_var(v) and v in reached for v in jaxpr.outvars]
+        if writes_refs(eqn):
+            writes.append(hit)
+    outs = [is_var(v) and v in reached for v in jaxpr.outvars]
+    return outs + writes if with_writes else outs
