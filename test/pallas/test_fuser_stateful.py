@@ -189,3 +189,12 @@ def test_partial_ref_access_is_not_supported_yet():
             z, jax.ShapeDtypeStruct(b.shape, b.dtype))
     with pytest.raises(NotImplementedError, match="writing part of a Ref"):
         partial_write(B)
+
+
+@pytest.mark.parametrize("lib", ["jax", "mjax"])
+def test_ref_argument_is_jax_error(lib):
+    ns = namespace(lib)
+    ref = ns.jax.new_ref(ns.jnp.asarray(B))
+    with pytest.raises(NotImplementedError, match="Fused functions cannot take Refs as "
+                                                  "arguments"):
+        ns.fuser.fuse(lambda r: r[...])(ref)

@@ -15,6 +15,7 @@ import functools
 from mjax.base import tree_util
 from mjax.base.traceback_util import api_boundary
 from mjax.jaxpr.objects import eval_jaxpr
+from mjax.ref import Ref
 from mjax.experimental.pallas.fuser import jaxpr_util
 from mjax.experimental.pallas.fuser.fusible import FUSING, fusible_p
 from mjax.experimental.pallas.fuser.fusion import Fusion
@@ -49,8 +50,7 @@ def fuse(f=None, *, resolve_fusion_dtypes: bool = True, debug: bool = False,
 
 
 def _check_no_refs(f, args):
-    from_refs = [x for x in tree_util.tree_leaves(args)
-                 if type(x).__name__ in ("Ref", "ArrayRef")]
+    from_refs = [x for x in tree_util.tree_leaves(args) if isinstance(x, Ref)]
     if from_refs:
         raise NotImplementedError(
             f"Fused function {getattr(f, '__name__', f)} was passed an argument of type "
