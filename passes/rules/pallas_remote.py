@@ -125,8 +125,9 @@ def remote_write(b, dst, window, value, coords, add: bool = False, active=None):
 def shared_ref(ref) -> bool:
     """Whether the kernel ref `ref` is one every core of the chip shares (an HBM operand:
     cores in lockstep), traced back through the regions passing it in (run_scoped, cond,
-    scan, while); a ref the kernel makes (scoped scratch, the barrier semaphore) and
-    every ref when no cores are in lockstep are not."""
+    scan, while) or a run_scoped's buffer in HBM; a ref the kernel makes elsewhere
+    (VMEM or SMEM scratch, semaphores) and every ref when no cores are in lockstep are
+    not."""
     cores = _CORES.get()
     if cores is None:
         return False
@@ -143,8 +144,11 @@ def shared_ref(ref) -> bool:
                     "lockstep in interpret mode, is not supported by mjax")
             return k in shared
         if parent.name in ("jaxpr.run_scoped", "jaxpr.scan"):    # (consts first)
-            if k >= len(ops):
-                return False
+            if k >= len(ops):    # (a scoped buffer: in HBM every core's, as in JAX's)
+                spaces = (parent.opview.params.get("scratch_memory_spaces") or ()
+                          if parent.name == "jaxpr.run_scoped" else ())
+                return k - len(ops) < len(spaces) and spaces[k - len(ops)] in (
+                    "any", "hbm")
             v = ops[k]
         elif parent.name == "jaxpr.cond":                        # (index, *operands)
             v = ops[1 + k]

@@ -3,7 +3,8 @@
 VMEM, SMEM and semaphores each their own): semaphore_signal(core_index=),
 pltpu.core_barrier (a regular and the barrier semaphore), make_async_remote_copy with
 device_id={core_axis: c} (the tpu/core_map guide's swap_cores), a core reading from HBM
-what the other core wrote, semaphore_read of another core's signals, inside a shard_map.
+what the other core wrote (an operand or a run_scoped HBM buffer), semaphore_read of
+another core's signals, inside a shard_map.
 
 Values against JAX 0.10.2's TPU interpreter (pltpu.InterpretParams: it runs the cores in
 threads) and NumPy, both libraries told the target is a v5p of 2 cores
@@ -100,6 +101,37 @@ def exact_waits(J, P, T, **kw):
     return f, lambda x: x * np.array([3.0, 2.0], np.float32)[:, None, None]
 
 
+def scoped_hbm(J, P, T, **kw):
+    """A run_scoped buffer in HBM is the cores' one buffer (JAX's interpreter shares it,
+    with allow_hbm_allocation_in_run_scoped): core 0 writes it, core 1 reads it after a
+    core_barrier."""
+    def f(x):
+        x_ref, y_ref = J.new_ref(x), J.new_ref(J.numpy.zeros_like(x))
+        params = kw.get("interpret")
+        if params is not None and not isinstance(params, bool):
+            params = T.InterpretParams(allow_hbm_allocation_in_run_scoped=True)
+
+        @P.core_map(T.create_tensorcore_mesh("x", num_cores=CORES), interpret=params)
+        def _():
+            c = J.lax.axis_index("x")
+
+            def body(buf, v, sem):
+                @P.when(c == 0)
+                def _():
+                    T.sync_copy(x_ref, v)
+                    v[...] = v[...] * 3.0
+                    T.sync_copy(v, buf)
+                T.core_barrier(sem, core_axis_name="x")
+
+                @P.when(c == 1)
+                def _():
+                    T.sync_copy(buf, y_ref)
+            P.run_scoped(body, T.HBM(x.shape, x.dtype), T.VMEM(x.shape, x.dtype),
+                         T.SemaphoreType.REGULAR)
+        return y_ref[...]
+    return f, lambda x: x * 3.0
+
+
 def _fixed(kernel, numpy):
     return (lambda J, P, T, **kw: (kernel(J, P, T, **kw), numpy))
 
@@ -114,10 +146,11 @@ KERNELS = {
                           TALKING["guide_swap_kernel"][1]),
     "hbm_handoff": (hbm_handoff, [((16, 128), np.float32)]),
     "exact_waits": (exact_waits, [((2, 8, 128), np.float32)]),
-    "signal_counts": (signal_counts, [((2, 8, 128), np.float32)])}
+    "signal_counts": (signal_counts, [((2, 8, 128), np.float32)]),
+    "scoped_hbm": (scoped_hbm, [((16, 128), np.float32)])}
 # JAX's TPU interpreter refuses a device_id naming the core axis (the guide's swap) and
 # has no semaphore_read rule
-JAX_RUNS = ["barrier", "barrier_semaphore", "hbm_handoff", "exact_waits"]
+JAX_RUNS = ["barrier", "barrier_semaphore", "hbm_handoff", "exact_waits", "scoped_hbm"]
 
 
 def _leaves(out):
@@ -257,3 +290,44 @@ def test_vmap_of_a_talking_kernel_refused():
     with as_v5p(mjax), pytest.raises(NotImplementedError,
                                      match="to another core .* vmap or jvp"):
         mjax.jit(mjax.vmap(make(mjax, pl, pltpu, interpret=True)))(np.stack([x, x]))
+
+
+def _wait_then_copy(J, P, T, x):
+    """JAX's test_allocate_shared_buffer_in_core_map (first core 0): core 1 waits for a
+    signal core 0 sends only after its copy through a shared run_scoped HBM buffer."""
+    y = J.numpy.zeros_like(x)
+
+    def inner(refs):
+        x_ref, y_ref = refs
+
+        @P.core_map(T.create_tensorcore_mesh("x", num_cores=CORES),
+                    interpret=T.InterpretParams(allow_hbm_allocation_in_run_scoped=True))
+        def _():
+            def body(sem):
+                @P.when(J.lax.axis_index("x") == 1)
+                def _():
+                    P.semaphore_wait(sem, 1)
+
+                def copy(x_hbm_ref):
+                    T.sync_copy(x_ref, x_hbm_ref)
+                    T.sync_copy(x_hbm_ref, y_ref)
+                P.run_scoped(copy, T.HBM(x_ref.shape, x_ref.dtype))
+
+                @P.when(J.lax.axis_index("x") == 0)
+                def _():
+                    P.semaphore_signal(sem, 1, core_index=1)
+            P.run_scoped(body, T.SemaphoreType.REGULAR)
+    return P.run_state(inner)((x, y))[1]
+
+
+def test_wait_for_a_later_signal_is_the_lockstep_limit():
+    """What lockstep cannot run (JAX's threads can): a core's wait satisfied only by an
+    op the other core runs later in its program. mjax raises PallasDeadlockError naming
+    the limit; JAX's interpreter gives the copy."""
+    x = np.arange(16 * 128, dtype=np.int32).reshape(16, 128)
+    with interpreting_as_v5p(jax):
+        want = np.asarray(jax.jit(lambda x: _wait_then_copy(jax, jpl, jpltpu, x))(x))
+    np.testing.assert_array_equal(want, x)
+    with as_v5p(mjax), pytest.raises((PallasDeadlockError, mjax.errors.JaxRuntimeError),
+                                     match="lockstep cannot run first"):
+        mjax.jit(lambda x: _wait_then_copy(mjax, pl, pltpu, x))(x)

@@ -21,11 +21,12 @@ def _check_wait(short, count, amount):
     if np.any(short):
         raise_in_caller(PallasDeadlockError(
             f"a semaphore wait (semaphore_wait or a DMA's wait) in a Pallas kernel "
-            f"interpreted on a shard_map's devices found count {int(np.min(count))} < "
-            f"{int(np.max(amount))}: mjax runs the devices' kernel instances in lockstep, "
-            f"and no op before it on any device signals the semaphore enough. The devices "
-            f"would deadlock, or the signal comes from an op another device runs later "
-            f"in its program than this wait, which lockstep cannot run first"))
+            f"interpreted on a shard_map's devices (or a chip's cores) found count "
+            f"{int(np.min(count))} < {int(np.max(amount))}: mjax runs the devices' kernel "
+            f"instances in lockstep (and the cores'), and no op before it on any of them "
+            f"signals the semaphore enough. They would deadlock, or the signal comes from "
+            f"an op another one runs later in its program than this wait, which lockstep "
+            f"cannot run first"))
     return ()
 
 
