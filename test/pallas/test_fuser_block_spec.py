@@ -251,3 +251,50 @@ def test_jit_closing_over_an_array():
     blocks = tuple(np.asarray(v)[16:32, 128:] for v in values)
     np.testing.assert_allclose(np.asarray(kfn((1, 1), (), blocks, X2[16:32, 128:])),
                                np.sin(X2[16:32, 128:]) * B2[16:32, 128:], rtol=1e-6)
+
+
+RESHAPES = [((8, 8, 128), (1, 2, 128)), ((2, 32, 128), (2, 4, 128)),
+            ((2, 4, 1024), (2, 1, 128)), ((2, 4, 1024), (2, None, 128)),
+            ((64, 128), (4, 128)), ((2, 4096), (1, 64)), ((8, 1024), (1, 256)),
+            ((64, 128, 1), (4, 128, 1))]
+
+
+def _reshape(lib, shape, block):
+    ns = namespace(lib)
+    jax, jnp, pl, fuser = ns.jax, ns.jnp, ns.pl, ns.fuser
+    t = jax.ShapeDtypeStruct((2, 4, 8, 128), jnp.float32)
+    f2, values, sps = fuser.get_fusion_values(lambda x: x.reshape(shape), t)
+    kfn, (_, xs), _ = fuser.pull_block_spec(
+        f2, pl.BlockSpec(block, lambda *p: p), grid_len=len(shape),
+        scalar_prefetch_handler=fuser.make_scalar_prefetch_handler())(values, t)
+    in_block = [_dim(b) for b in xs.block_shape if b is not None]
+    x = np.arange(np.prod(in_block), dtype=np.float32).reshape(in_block)
+    out = np.asarray(kfn((0, 1, 2), sps, (), x))
+    np.testing.assert_array_equal(out, x.reshape([b for b in block if b is not None]))
+    pids = (2, 3, 5)[:len(shape)]
+    return _shape(xs), tuple(int(np.asarray(i)) for i in xs.index_map(*pids)), out
+
+
+@pytest.mark.parametrize("shape,block", RESHAPES)
+def test_reshape_pull_matches_jax(shape, block):
+    got, want = _reshape("mjax", shape, block), _reshape("jax", shape, block)
+    assert got[:2] == want[:2]
+    np.testing.assert_array_equal(got[2], want[2])
+
+
+@pytest.mark.parametrize("lib", ["jax", "mjax"])
+def test_reshape_lanes_to_sublanes(lib):
+    ns = namespace(lib)
+    jax, jnp, pl, fuser = ns.jax, ns.jnp, ns.pl, ns.fuser
+    t = jax.ShapeDtypeStruct((512, 4096), jnp.float32)
+    f2, values, sps = fuser.get_fusion_values(lambda x: x.reshape((512, 32, 128)), t)
+    kfn, (_, xs), _ = fuser.pull_block_spec(
+        f2, pl.BlockSpec((256, 8, 128), lambda i, j, k: (i, k, 0)), grid_len=3)(values, t)
+    assert tuple(xs.block_shape) == (256, 1024)
+    assert tuple(int(i) for i in xs.index_map(3, 2, 1)) == (3, 1)
+    x = np.arange(256 * 1024, dtype=np.float32).reshape(256, 1024)
+    np.testing.assert_array_equal(np.asarray(kfn((0, 1, 2), sps, (), x)),
+                                  x.reshape(256, 8, 128))
+    with pytest.raises(NotImplementedError):
+        fuser.pull_block_spec(f2, pl.BlockSpec((256, 4, 256), lambda i, j, k: (i, j, k)),
+                              grid_len=3)(values, t)

@@ -1,13 +1,14 @@
 """Fuser rules for concatenate (blocks that fall within one operand, or a block holding
-the whole concatenated dimension) and iota (made per block). JAX: block_spec.py's
-concatenate and iota rules."""
+the whole concatenated dimension), iota (made per block) and reshape (merging
+consecutive dims, or splitting the lane dim into (sublanes, lanes)). JAX: block_spec.py's
+concatenate, iota and reshape rules."""
 from __future__ import annotations
 
 import numpy as np
 
 from mjax import lax
 from mjax.numpy import where
-from mjax.experimental.pallas.core import Element
+from mjax.experimental.pallas.core import Blocked, Element
 from mjax.experimental.pallas.fuser.block_types import (EVAL_RULES, PULL_RULES,
                                                         block_size, is_squeezed)
 
@@ -83,6 +84,105 @@ def _iota_eval(ctx, *, dimension, shape, dtype, **params):
     return local + idx[dimension] * block_size(spec.block_shape[dimension])
 
 
+def _merged_groups(shape_in, shape_out):
+    """Consecutive input dims whose products are the output dims (trailing output dims
+    of size 1 aside), or None where the reshape is not such a merge."""
+    groups, i = [], 0
+    for d in shape_out:
+        if i == len(shape_in):
+            break
+        group = [shape_in[i]]
+        i += 1
+        while np.prod(group) < d and i < len(shape_in):
+            group.append(shape_in[i])
+            i += 1
+        if np.prod(group) != d:
+            return None
+        groups.append(group)
+    if i != len(shape_in) or np.prod(shape_out[len(groups):]) != 1:
+        return None
+    return groups
+
+
+def _unravel(idx, grid):
+    out = []
+    for g in reversed(grid[1:]):
+        out.append(idx % g)
+        idx = idx // g
+    return (idx, *reversed(out))
+
+
+def _reshape_pull(ctx, transform, *, dimensions, new_sizes, **params):
+    if dimensions is not None:
+        raise NotImplementedError("reshape with None dimensions not supported yet")
+    shape_in, shape_out = ctx.avals_in[0].shape, ctx.avals_out[0].shape
+    block_shape = tuple(transform.block_shape)
+    groups = _merged_groups(shape_in, shape_out)
+    if groups is not None:
+        new_shape, grids = [], []
+        for d, bd, group in zip(shape_out, block_shape, groups):
+            bs = 1 if is_squeezed(bd) else block_size(bd)
+            if len(group) == 1:
+                grids.append((group[0] // bs,))
+                new_shape.append(1 if bd is None else bd)
+                continue
+            if not isinstance(bd, (int, Blocked)):
+                raise NotImplementedError("reshape merge must use `Blocked` block size")
+            dims = []
+            for md in reversed(group):      # (the block fills the innermost dims first)
+                if bs % md == 0:
+                    dims.append(md)
+                    bs //= md
+                elif md % bs == 0:
+                    dims.append(bs)
+                    bs = 1
+                else:
+                    raise NotImplementedError("unsupported reshape merge")
+            dims.reverse()
+            grid = tuple(np.int32(md // b) for md, b in zip(group, dims))
+            if np.prod(grid) != -(-d // block_size(bd)):
+                raise NotImplementedError("reshape merge must maintain grid size")
+            new_shape.extend(dims)
+            grids.append(grid)
+
+        def index(*idxs):
+            # (zip drops the indices of trailing size-1 output dims)
+            out = ()
+            for i, grid in zip(transform.block_index_transform(*idxs), grids):
+                out += _unravel(i, grid) if len(grid) > 1 else (i,)
+            return out
+        return [transform.replace(block_shape=tuple(new_shape),
+                                  block_index_transform=index)]
+    n, lanes = (shape_out[-2], shape_out[-1]) if len(shape_out) >= 2 else (0, 0)
+    if (tuple(shape_in[:-1]) == tuple(shape_out[:-2]) and n * lanes == shape_in[-1]
+            and lanes % 128 == 0):      # ((..., n * l) -> (..., n, l))
+        if not all(isinstance(b, (int, Blocked)) for b in block_shape[-2:]):
+            raise NotImplementedError(f"reshape must use Blocked block sizes on sublanes "
+                                      f"and lanes: {block_shape}")
+        sub, lane = block_size(block_shape[-2]), block_size(block_shape[-1])
+        if (sub * lane) % 128:
+            raise NotImplementedError("reshape with non-128 aligned block size on lanes "
+                                      "not supported yet")
+        if lane != lanes:
+            raise NotImplementedError(f"reshape with non-matching block size on lanes not "
+                                      f"supported yet: {block_shape}")
+
+        def split_index(*idxs):
+            *idx, row, _ = transform.block_index_transform(*idxs)
+            return (*idx, row)
+        return [transform.replace(block_shape=(*block_shape[:-2], sub * lane),
+                                  block_index_transform=split_index)]
+    raise NotImplementedError(f"reshape not supported yet: {ctx.avals_in[0]}, "
+                              f"{ctx.avals_out[0]}")
+
+
+def _reshape_eval(ctx, x, **params):
+    shape = tuple(block_size(b) for b in ctx.out_block_specs[0].block_shape)
+    return lax.reshape(x, tuple(s for s in shape if s is not None))
+
+
+PULL_RULES[lax.reshape_p] = _reshape_pull
+EVAL_RULES[lax.reshape_p] = _reshape_eval
 PULL_RULES[lax.concatenate_p] = _concatenate_pull
 EVAL_RULES[lax.concatenate_p] = _concatenate_eval
 PULL_RULES[lax.iota_p] = _iota_pull
