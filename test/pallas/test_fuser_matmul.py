@@ -36,6 +36,9 @@ def _programs(ns, record):
         "reduce_sum": (lambda x, y: jnp.sum(mm(x, y, bn=256), axis=1), (X, Y),
                        lambda x, y: (x @ y).sum(1)),
         "out_transpose": (lambda x, y: mm(x, y).T * 3, (X, Y), lambda x, y: (x @ y).T * 3),
+        "bfloat16": (lambda x, y: mm(x.astype(bf16), y.astype(bf16)), (X, Y),
+                     lambda x, y: np.asarray(x.astype(np.dtype(bf16)), np.float32)
+                     @ np.asarray(y.astype(np.dtype(bf16)), np.float32)),
         "concat_contract": (lambda x, ys: mm(x, jnp.concatenate(ys, axis=0)),
                             (X, [Y[:128], Y[128:]]),
                             lambda x, ys: x @ np.concatenate(ys, axis=0)),
@@ -54,7 +57,8 @@ def _run(lib, name):
 
 
 NAMES = ["bias", "plain", "input_ops", "dynamic_slice", "rhs_transpose", "relu", "slice",
-         "reduce_sum", "out_transpose", "concat_contract", "concat_output"]
+         "reduce_sum", "out_transpose", "concat_contract", "concat_output",
+         "bfloat16"]
 
 
 @pytest.mark.parametrize("name", NAMES)
