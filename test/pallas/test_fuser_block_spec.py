@@ -116,6 +116,9 @@ def _case(name, ns):
         return (lambda: lax.broadcasted_iota(jnp.int32, (2, 64, 256), 2)), (), \
             pl.BlockSpec((None, 16, 128), lambda i, j, k: (k, i, j)), 3, \
             [(0, 0, 0), (2, 1, 1)], ()
+    if name == "index_traced":    # (x[i]: a dynamic slice whose start is prefetched)
+        i = jnp.array(1)
+        return (lambda: jnp.asarray(X3)[i]), (), spec2, 3, pts, ()
     if name == "relu":      # (a custom_jvp_call equation)
         return jax.nn.relu, (f32,), spec2, 3, pts, (X2,)
     if name == "where":     # (a broadcast scalar constant: a scalar-prefetch operand)
@@ -131,7 +134,8 @@ CASES = ["identity", "const", "exp", "tanh_bias", "add", "mul", "max", "lt", "su
          "bcast_row", "slice", "squeeze", "dynamic_slice", "dynamic_slice_squeeze",
          "dynamic_slice_offset", "transpose", "transpose_major", "convert", "bcast_1d",
          "broadcast_to", "full_scalar_prefetch", "dot_general", "reduce_sum", "relu",
-         "where", "clip", "jit", "concatenate", "concatenate_whole", "iota"]
+         "where", "clip", "jit", "concatenate", "concatenate_whole", "iota",
+         "index_traced"]
 
 
 def _pull(lib, name):
