@@ -23,13 +23,14 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from mjax.dialect.builder import Builder
+from mjax.dialect.ops.callbacks import CallbackOp
 from mjax.dialect.ops.collectives import AxisIndexOp
 from mjax.dialect.ops.pallas import SEMAPHORE_SPACES
 from mjax.dialect.types import aval_of
 from mjax.passes.batching import batch_function
 from mjax.passes.ir_util import nested_ops, reachable_functions, set_results, symbol_name
 from mjax.passes.jaxpr_pallas_interpret import CORES, uninitialized
-from mjax.passes.rules.pallas_remote import current_mesh
+from mjax.passes.rules.pallas_remote import REPORT, current_mesh
 
 # The vmap axis the cores of a kernel run along (no user axis is named so)
 CORE_AXIS = "_pallas_tensorcores"
@@ -90,7 +91,8 @@ def _run(ex, call, arrays, b: Builder, op):
                            np.broadcast_to(uninitialized(s.dtype), s.shape))
                for s, sp in zip(call.scratch, call.scratch_spaces)]
     core = fb.emit(AxisIndexOp, axes=(CORE_AXIS,))[0]
-    new, _ = call.step(fb, [core], list(block.arguments), scratch)
+    new, finals = call.step(fb, [core], list(block.arguments), scratch)
+    _report_exit(fb, call, core, cores, finals)
     set_results(fn, new)
     name, dims = batch_function(ex, symbol_name(fn), [None] * len(arrays), cores,
                                 CORE_AXIS, False, op)
@@ -98,12 +100,29 @@ def _run(ex, call, arrays, b: Builder, op):
     for v, d in zip(ex.call(b, name, arrays), dims):
         if d is not None:            # (every core's copy of HBM is the same: core 0's)
             shape = aval_of(v.type).shape
-            v = b.slice(v, start_indices=(0,) * len(shape),
-                        limit_indices=tuple(1 if k == d else s for k, s in enumerate(shape)),
+            limit = tuple(1 if k == d else s for k, s in enumerate(shape))
+            v = b.slice(v, start_indices=(0,) * len(shape), limit_indices=limit,
                         strides=(1,) * len(shape))
             v = b.reshape(v, new_sizes=shape[:d] + shape[d + 1:])
         outs.append(v)
     return outs
+
+
+def _report_exit(b: Builder, call, core, cores: int, scratch) -> None:
+    """The semaphores a core leaves non-zero are printed (by the frontend's callback),
+    with its device's logical id and its global core, as JAX's interpreter reports."""
+    sems = [v for v, sp in zip(scratch, call.scratch_spaces)
+            if sp in SEMAPHORE_SPACES and sp != "barrier_semaphore"]
+    if not sems or "exit_cores_id" not in REPORT:
+        return
+    axes, shape = current_mesh() or ((), ())
+    device = b.constant(np.int32(0))
+    for name, size in zip(axes, shape):
+        i = b.emit(AxisIndexOp, axes=(name,))[0]
+        device = b.add(b.mul(device, b.constant(np.int32(size))), i)
+    b.emit(CallbackOp, device, core, b.constant(np.int32(cores)), *sems,
+           callback_id=REPORT["exit_cores_id"], effect="unordered", result_shapes=None,
+           result_dtypes=None, vmap_method=None)
 
 
 CORES.update(mesh=_cores_of, run=_run)

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import jax  # noqa: E402  (the oracle)
-from jax._src.pallas.mosaic.interpret import interpret_pallas_call as jax_interpret  # noqa: E402
+from jax._src.pallas.mosaic.interpret import (  # noqa: E402
+    interpret_pallas_call as jax_interpret)
 from jax.experimental import pallas as jpl  # noqa: E402
 from jax.experimental.pallas import tpu as jpltpu  # noqa: E402
 

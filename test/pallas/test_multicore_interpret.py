@@ -189,13 +189,43 @@ def test_values_match_jax_interpreter_and_numpy(name):
 
 @pytest.mark.parametrize("name", list(KERNELS))
 @pytest.mark.parametrize("mode", ["tpu", "true"])
-def test_values_match_numpy(name, mode):
+def test_values_match_numpy(name, mode, capfd):
     """Both interpret modes (JAX's interpret=True refuses kernels over several cores:
-    'Multiple core support not implemented'), the guide's swap_cores included."""
+    'Multiple core support not implemented'), the guide's swap_cores included; no
+    semaphore is left non-zero."""
     make, numpy, x = _kernel(name)
     interpret = pltpu.InterpretParams() if mode == "tpu" else True
     for g, e in zip(_mjax(make, x, interpret), _leaves(numpy(x)), strict=True):
         np.testing.assert_array_equal(g, e)
+    assert "non-zero" not in capfd.readouterr().out
+
+
+def _leftover(J, P, T, x):
+    """Core c signals the other core's semaphore by 2 + c and waits for 2: core 0 is
+    left with 1."""
+    def k(x_hbm, o_hbm, sem):
+        c = J.lax.axis_index("c")
+        P.semaphore_signal(sem, 2 + c, core_index=1 - c)
+        P.semaphore_wait(sem, 2)
+        T.sync_copy(x_hbm, o_hbm)
+    return P.kernel(k, out_type=J.ShapeDtypeStruct(x.shape, x.dtype),
+                    mesh=T.create_tensorcore_mesh("c", num_cores=CORES),
+                    scratch_types=[T.SemaphoreType.REGULAR],
+                    interpret=T.InterpretParams())(x)
+
+
+def test_semaphore_left_non_zero_is_reported(capfd):
+    """As JAX's interpreter reports it: the device and the global core."""
+    x = np.ones((8, 128), np.float32)
+    tail = "has non-zero count for 0 (global core 0) at kernel exit: 1"
+    with interpreting_as_v5p(jax):
+        jax.jit(lambda x: _leftover(jax, jpl, jpltpu, x))(x).block_until_ready()
+    assert tail in capfd.readouterr().out
+    with as_v5p(mjax):
+        got = mjax.jit(lambda x: _leftover(mjax, pl, pltpu, x))(x)
+    np.testing.assert_array_equal(np.asarray(got), x)
+    lines = [line for line in capfd.readouterr().out.splitlines() if "non-zero" in line]
+    assert lines == [f"Semaphore 0 (scratch semaphore 0) {tail}"]
 
 
 def test_jax_interpreter_refuses_a_core_device_id():

@@ -30,13 +30,30 @@ def _check_wait(short, count, amount):
     return ()
 
 
+def _named(k: int, idx: tuple) -> str:
+    return f"{k}{[int(i) for i in idx]}" if idx else str(k)
+
+
 def _check_exit(device, *sems):
     """JAX's interpreter's report of a semaphore left non-zero (printed, not raised)."""
     for k, sem in enumerate(sems):
         sem = np.asarray(sem)
         for idx in zip(*np.nonzero(sem)) if sem.ndim else [()] if sem != 0 else []:
-            print(f"Semaphore {k}{list(idx) if idx else ''} (scratch semaphore {k}) has "
+            print(f"Semaphore {_named(k, idx)} (scratch semaphore {k}) has "
                   f"non-zero count for {int(device)} at kernel exit: {int(sem[idx])}")
+    return ()
+
+
+def _check_exit_cores(device, core, cores, *sems):
+    """The report of a semaphore left non-zero by a core of a multi-core kernel (its
+    cores in lockstep), naming the device and the global core as JAX's does."""
+    for k, sem in enumerate(sems):
+        sem = np.asarray(sem)
+        for idx in zip(*np.nonzero(sem)) if sem.ndim else [()] if sem != 0 else []:
+            print(f"Semaphore {_named(k, idx)} (scratch semaphore {k}) has "
+                  f"non-zero count for {int(device)} (global core "
+                  f"{int(device) * int(cores) + int(core)}) at kernel exit: "
+                  f"{int(sem[idx])}")
     return ()
 
 
@@ -51,6 +68,8 @@ def _check_device(bad, *coords):
 
 REPORT["callback_id"] = register(_check_wait, "io_callback", key=("pallas_lockstep_wait",))
 REPORT["exit_id"] = register(_check_exit, "io_callback", key=("pallas_lockstep_exit",))
+REPORT["exit_cores_id"] = register(_check_exit_cores, "io_callback",
+                                  key=("pallas_lockstep_exit_cores",))
 REPORT["device_id"] = register(_check_device, "io_callback", key=("pallas_lockstep_device",))
 
 __all__ = ["PallasDeadlockError"]
