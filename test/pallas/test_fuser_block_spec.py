@@ -197,11 +197,19 @@ def _push_case(name, ns):
         rspec = pl.BlockSpec((1, 128), lambda i, j, k: (0, j))
         return (lambda x: lax.broadcast_in_dim(x, (4, 64, 256), (0, 2))), (rspec,), \
             (row,), 3
+    if name == "reshape":     # (lanes to sublanes)
+        wide = jax.ShapeDtypeStruct((64, 1024), jnp.float32)
+        return (lambda x: x.reshape(64, 8, 128)), \
+            (pl.BlockSpec((16, 512), lambda i, j, k: (i, j)),), (wide,), 3
+    if name == "concatenate":
+        a = jax.ShapeDtypeStruct((64, 128), jnp.float32)
+        full = pl.BlockSpec((16, 128), lambda i, j, k: (i, 0))
+        return (lambda x, y: jnp.concatenate([x, y], axis=1)), (full, full), (a, a), 3
     raise KeyError(name)
 
 
 @pytest.mark.parametrize("name", ["elementwise", "binop", "transpose", "reduce_sum",
-                                  "broadcast_in_dim", "relu"])
+                                  "broadcast_in_dim", "relu", "reshape", "concatenate"])
 def test_push_block_spec_matches_jax(name):
     def run(lib):
         ns = namespace(lib)

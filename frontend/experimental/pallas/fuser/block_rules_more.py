@@ -8,9 +8,10 @@ import numpy as np
 
 from mjax import lax
 from mjax.numpy import where
-from mjax.experimental.pallas.core import Blocked, Element
+from mjax.experimental.pallas.core import Blocked, BlockSpec, Element
 from mjax.experimental.pallas.fuser.block_types import (EVAL_RULES, PULL_RULES,
-                                                        block_size, is_squeezed)
+                                                        PUSH_RULES, block_size,
+                                                        is_squeezed)
 
 
 def _concat_layout(block_shape, dimension, avals):
@@ -181,6 +182,55 @@ def _reshape_eval(ctx, x, **params):
     return lax.reshape(x, tuple(s for s in shape if s is not None))
 
 
+def _reshape_push(ctx, spec, *, dimensions, new_sizes, **params):
+    if dimensions is not None:
+        raise NotImplementedError("reshape with None dimensions not supported yet")
+    shape_in, shape_out = ctx.avals_in[0].shape, ctx.avals_out[0].shape
+    n, lanes = (shape_out[-2], shape_out[-1]) if len(shape_out) >= 2 else (0, 0)
+    if not (tuple(shape_in[:-1]) == tuple(shape_out[:-2]) and n * lanes == shape_in[-1]
+            and lanes % 128 == 0):
+        raise NotImplementedError(f"reshape not supported yet: {ctx.avals_in[0]}, "
+                                  f"{ctx.avals_out[0]}")
+    block_shape = tuple(spec.block_shape)
+    if not isinstance(block_shape[-1], (int, Blocked)):
+        raise NotImplementedError(f"reshape must use Blocked block size on lanes: "
+                                  f"{block_shape}")
+    b = block_size(block_shape[-1])
+    if b % 128:
+        raise NotImplementedError("reshape with non-128 aligned block size on lanes not "
+                                  "supported yet")
+    if b % lanes:
+        raise NotImplementedError("reshape with non-divisible block size on lanes not "
+                                  "supported yet")
+
+    def index_map(*args):
+        return (*spec.index_map(*args), 0)
+    return BlockSpec((*block_shape[:-1], b // lanes, lanes), index_map)
+
+
+def _concatenate_push(ctx, *specs, dimension):
+    for spec, aval in zip(specs, ctx.avals_in):
+        if block_size(spec.block_shape[dimension]) != aval.shape[dimension]:
+            raise NotImplementedError(
+                f"concatenate not supported yet: block shapes "
+                f"{[s.block_shape for s in specs]} for operands {list(ctx.avals_in)}")
+
+    def index_map(*args):
+        indices = [s.index_map(*args) for s in specs]
+        for idx in indices[1:]:
+            if not all(a is b or (isinstance(a, int) and isinstance(b, int) and a == b)
+                       for a, b in zip(indices[0], idx)):
+                raise ValueError("Cannot statically prove that all input blocks to "
+                                 "concatenate are the same.")
+        # (every block holds the whole concatenated dimension: block 0 along it)
+        return tuple(0 if d == dimension else i for d, i in enumerate(indices[0]))
+    shape = list(specs[0].block_shape)
+    shape[dimension] = sum(block_size(s.block_shape[dimension]) for s in specs)
+    return BlockSpec(tuple(shape), index_map)
+
+
+PUSH_RULES[lax.reshape_p] = _reshape_push
+PUSH_RULES[lax.concatenate_p] = _concatenate_push
 PULL_RULES[lax.reshape_p] = _reshape_pull
 EVAL_RULES[lax.reshape_p] = _reshape_eval
 PULL_RULES[lax.concatenate_p] = _concatenate_pull
