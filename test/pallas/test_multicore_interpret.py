@@ -158,7 +158,7 @@ def _leaves(out):
 
 
 def _mjax(make, x, interpret):
-    with as_v5p(mjax):
+    with interpreting_as_v5p(mjax):
         return _leaves(mjax.jit(make(mjax, pl, pltpu, interpret=interpret))(x))
 
 
@@ -221,7 +221,7 @@ def test_semaphore_left_non_zero_is_reported(capfd):
     with interpreting_as_v5p(jax):
         jax.jit(lambda x: _leftover(jax, jpl, jpltpu, x))(x).block_until_ready()
     assert tail in capfd.readouterr().out
-    with as_v5p(mjax):
+    with interpreting_as_v5p(mjax):
         got = mjax.jit(lambda x: _leftover(mjax, pl, pltpu, x))(x)
     np.testing.assert_array_equal(np.asarray(got), x)
     lines = [line for line in capfd.readouterr().out.splitlines() if "non-zero" in line]
@@ -250,8 +250,8 @@ def test_unsatisfied_wait_raises():
                          mesh=pltpu.create_tensorcore_mesh("c", num_cores=CORES),
                          scratch_types=[pltpu.SemaphoreType.REGULAR],
                          interpret=pltpu.InterpretParams())(x)
-    with as_v5p(mjax), pytest.raises((PallasDeadlockError, mjax.errors.JaxRuntimeError),
-                                     match="found count 0 < 1"):
+    errors = (PallasDeadlockError, mjax.errors.JaxRuntimeError)
+    with interpreting_as_v5p(mjax), pytest.raises(errors, match="found count 0 < 1"):
         mjax.jit(f)(np.ones((8, 128), np.float32))
 
 
@@ -317,7 +317,7 @@ def test_vmap_of_a_talking_kernel_refused():
     """vmap batches the kernel's call (a grid axis before the cores): its cores no longer
     run in lockstep, so mjax refuses the signal to another core, naming it."""
     make, _, x = _kernel("exact_waits")
-    with as_v5p(mjax), pytest.raises(NotImplementedError,
+    with interpreting_as_v5p(mjax), pytest.raises(NotImplementedError,
                                      match="to another core .* vmap or jvp"):
         mjax.jit(mjax.vmap(make(mjax, pl, pltpu, interpret=True)))(np.stack([x, x]))
 
@@ -358,6 +358,6 @@ def test_wait_for_a_later_signal_is_the_lockstep_limit():
     with interpreting_as_v5p(jax):
         want = np.asarray(jax.jit(lambda x: _wait_then_copy(jax, jpl, jpltpu, x))(x))
     np.testing.assert_array_equal(want, x)
-    with as_v5p(mjax), pytest.raises((PallasDeadlockError, mjax.errors.JaxRuntimeError),
-                                     match="lockstep cannot run first"):
+    errors = (PallasDeadlockError, mjax.errors.JaxRuntimeError)
+    with interpreting_as_v5p(mjax), pytest.raises(errors, match="lockstep cannot run first"):
         mjax.jit(lambda x: _wait_then_copy(mjax, pl, pltpu, x))(x)
