@@ -119,6 +119,17 @@ def _case(name, ns):
     if name == "index_traced":    # (x[i]: a dynamic slice whose start is prefetched)
         i = jnp.array(1)
         return (lambda: jnp.asarray(X3)[i]), (), spec2, 3, pts, ()
+    if name == "tile":
+        return (lambda: jnp.tile(X2[:32, :128], (2, 2))), (), spec2, 3, pts, ()
+    if name == "tile_whole":      # (blocks larger than the tiled operand)
+        return (lambda: jnp.tile(X2[:8, :64], (8, 4))), (), spec2, 3, pts, ()
+    if name == "tile_squeezed":
+        return (lambda: jnp.tile(X3[:1, :16], (4, 4, 2))), (), \
+            pl.BlockSpec((pl.Squeezed(), 16, 128), lambda i, j, k: (i, j, k)), 3, \
+            [(0, 0, 0), (3, 2, 1)], ()
+    if name == "bitcast":
+        return (lambda x: lax.bitcast_convert_type(x, jnp.int32)), (f32,), spec2, 3, pts, \
+            (X2,)
     if name == "relu":      # (a custom_jvp_call equation)
         return jax.nn.relu, (f32,), spec2, 3, pts, (X2,)
     if name == "where":     # (a broadcast scalar constant: a scalar-prefetch operand)
@@ -135,7 +146,7 @@ CASES = ["identity", "const", "exp", "tanh_bias", "add", "mul", "max", "lt", "su
          "dynamic_slice_offset", "transpose", "transpose_major", "convert", "bcast_1d",
          "broadcast_to", "full_scalar_prefetch", "dot_general", "reduce_sum", "relu",
          "where", "clip", "jit", "concatenate", "concatenate_whole", "iota",
-         "index_traced"]
+         "index_traced", "tile", "tile_whole", "tile_squeezed", "bitcast"]
 
 
 def _pull(lib, name):

@@ -8,7 +8,8 @@ import numpy as np
 
 from mjax import lax
 from mjax.numpy import where
-from mjax.experimental.pallas.core import Blocked, BlockSpec, Element
+from mjax.tracing.primitive import op_primitives
+from mjax.experimental.pallas.core import Blocked, BlockSpec, Element, Squeezed
 from mjax.experimental.pallas.fuser.block_types import (EVAL_RULES, PULL_RULES,
                                                         PUSH_RULES, block_size,
                                                         is_squeezed)
@@ -237,3 +238,52 @@ PULL_RULES[lax.concatenate_p] = _concatenate_pull
 EVAL_RULES[lax.concatenate_p] = _concatenate_eval
 PULL_RULES[lax.iota_p] = _iota_pull
 EVAL_RULES[lax.iota_p] = _iota_eval
+
+
+# ---- tile, bitcast_convert_type --------------------------------------------------------
+def _tile_pull(ctx, transform, *, reps):
+    in_shape = ctx.avals_in[0].shape
+    block_shape = tuple(transform.block_shape)
+    # (as JAX's: pl.Squeezed() dims, not None)
+    if not all(isinstance(b, (int, Squeezed)) for b in block_shape):
+        raise NotImplementedError("tile with non-int block dimensions not supported yet")
+    sizes = [1 if is_squeezed(b) else block_size(b) for b in block_shape]
+    if not all(s % d == 0 or d % s == 0 for s, d in zip(sizes, in_shape)):
+        raise NotImplementedError(
+            f"Every block dimension must be either a multiple or factor of input. Got "
+            f"block {block_shape} for input {in_shape}")
+
+    def index(*idxs):
+        # (a block at least the operand's size reads all of it; a smaller one reads
+        # its block of the operand, which repeats every in_dim // size blocks)
+        return tuple(0 if s >= d else i % (d // s) for i, s, d in
+                     zip(transform.block_index_transform(*idxs), sizes, in_shape))
+    new_shape = tuple(b if is_squeezed(b) else min(b, d)
+                      for b, d in zip(block_shape, in_shape))
+    return [transform.replace(block_shape=new_shape, block_index_transform=index)]
+
+
+def _tile_eval(ctx, x, *, reps):
+    block = tuple(block_size(b) for b in ctx.out_block_specs[0].block_shape
+                  if not is_squeezed(b))
+    if any(o % i for o, i in zip(block, x.shape)):
+        raise NotImplementedError(f"Block size must be a multiple of the input size. Got "
+                                  f"block {block=} but input {x.shape}.")
+    return lax.tile(x, tuple(max(o // i, 1) for o, i in zip(block, x.shape)))
+
+
+def _bitcast_pull(ctx, transform, *, new_dtype):
+    old = np.dtype(ctx.avals_in[0].dtype)
+    if old.itemsize != np.dtype(new_dtype).itemsize:
+        raise NotImplementedError(
+            f"bitcast_convert_type with different bitwidths not supported yet: "
+            f"old_dtype={old}, new_dtype={np.dtype(new_dtype)}")
+    return [transform]
+
+
+_TILE = op_primitives()["tile_p"]      # (lax.tile_p is lax.tile's own Primitive)
+PULL_RULES[_TILE] = _tile_pull
+EVAL_RULES[_TILE] = _tile_eval
+PULL_RULES[lax.bitcast_convert_type_p] = _bitcast_pull
+EVAL_RULES[lax.bitcast_convert_type_p] = lambda ctx, x, *, new_dtype: \
+    lax.bitcast_convert_type(x, new_dtype)
