@@ -198,3 +198,18 @@ def test_fusion_object():
     assert fu.shape == X.shape and fu.dtype == X.dtype and fu.type is fu.out_type
     np.testing.assert_array_equal(np.asarray(fu()), X)
     assert ns.fuser.Fusion[[], ns.jax.Array] is ns.fuser.Fusion
+
+
+@pytest.mark.parametrize("lib", ["jax", "mjax"])
+def test_fusible_in_a_nested_jit_is_not_fused(lib):
+    # (fuse looks at the traced function's own equations only, as JAX's; the jit traced
+    # under fuse, called afterwards, runs the fusible trivially)
+    ns = namespace(lib)
+
+    @ns.fuser.fusible
+    def f(x_fn, y_fn):
+        return _identity(y_fn)(x_fn() * 3)
+    g = ns.jax.jit(f)
+    with pytest.raises(ValueError, match="No fusible eqn found"):
+        ns.fuser.fuse(lambda x: g(x) + 1)(X)
+    np.testing.assert_allclose(np.asarray(g(X)), X * 3, rtol=1e-6)
