@@ -105,18 +105,12 @@ _SEM_MAX = np.iinfo(np.int16).max
 
 
 def _sem_add(b, sem, idx, delta):
-    """`sem` with the counter at `idx` increased by `delta` (an i32 scalar value); with
-    interpret=True the sum wraps as an int16's does (JAX's generic interpreter keeps
-    semaphores as int16s: two signals of 30000 read -5536)."""
+    """`sem` with the counter at `idx` increased by `delta` (an i32 scalar value)."""
     a = aval_of(sem.type)
     one = (1,) * a.ndim
     squeezed = tuple(range(a.ndim))
     old = _read(b, sem, idx, one, squeezed)
-    new = b.add(old, delta)
-    if not R.dma_counts_bytes():
-        new = b.convert_element_type(b.convert_element_type(new, new_dtype=np.dtype(
-            np.int16)), new_dtype=np.dtype(np.int32))
-    return _write(b, sem, idx, one, squeezed, new)
+    return _write(b, sem, idx, one, squeezed, b.add(old, delta))
 
 
 def _window(b, ref, starts, sizes, squeezed, levels, dyn=()):
@@ -482,11 +476,18 @@ def _semaphore(sign):
 
 
 def _semaphore_read(d, op):
+    """The count; with interpret=True as an int16 holds it (JAX's generic interpreter
+    keeps semaphores as int16s: two signals of 30000 read -5536). Counts are kept whole
+    (a lockstep wait compares them) and wrapped where read: the same sums mod 2**16."""
     b = d.builder(op)
     sem = op.operands[0]
     a = aval_of(sem.type)
     idx = _sem_index(b, d, op, 1)
-    d.env[op.results[0]] = _read(b, d.env[sem], idx, (1,) * a.ndim, tuple(range(a.ndim)))
+    count = _read(b, d.env[sem], idx, (1,) * a.ndim, tuple(range(a.ndim)))
+    if not R.dma_counts_bytes():
+        count = b.convert_element_type(b.convert_element_type(
+            count, new_dtype=np.dtype(np.int16)), new_dtype=np.dtype(np.int32))
+    d.env[op.results[0]] = count
 
 
 @_masks_itself

@@ -163,7 +163,7 @@ def test_tpu_interpreter_counts_bytes(xdtype, ydtype, capfd):
     assert "non-zero" not in capfd.readouterr().out
 
 
-def _remote(libs, n, read, generic=False):
+def _remote(libs, n, read, generic=False, rows=8):
     """On each of n devices: two DMAs of the halves of x to the right neighbour's buffer
     (recv semaphore there, send semaphore here), their counts read, then one wait on a
     descriptor of the whole buffer (send and recv), the counts read again."""
@@ -198,9 +198,9 @@ def _remote(libs, n, read, generic=False):
         in_specs=[pl_.BlockSpec(memory_space=pltpu_.VMEM)],
         out_specs=(pl_.BlockSpec(memory_space=pltpu_.VMEM),
                    pl_.BlockSpec(memory_space=pltpu_.SMEM)),
-        out_shape=(jax_.ShapeDtypeStruct((8, 128), np.float32),
+        out_shape=(jax_.ShapeDtypeStruct((rows, 128), np.float32),
                    jax_.ShapeDtypeStruct((1, 4), np.int32)),
-        scratch_shapes=[pltpu_.VMEM((8, 128), np.float32), pltpu_.SemaphoreType.DMA,
+        scratch_shapes=[pltpu_.VMEM((rows, 128), np.float32), pltpu_.SemaphoreType.DMA,
                         pltpu_.SemaphoreType.DMA],
         interpret=True if generic else pltpu_.InterpretParams())
     P = jax_.sharding.PartitionSpec
@@ -232,3 +232,18 @@ def test_remote_dmas_count_elements_with_the_generic_interpreter():
     np.testing.assert_array_equal(np.asarray(got_o), np.asarray(want_o))
     np.testing.assert_array_equal(np.asarray(got_s), np.asarray(want_s))
     np.testing.assert_array_equal(np.asarray(got_s), [[2 * 512, 2 * 512, 0, 0]] * n)
+
+
+def test_remote_dma_counts_wrap_with_the_generic_interpreter():
+    # (two remote DMAs of 132 * 128 elements each: their sum on the send and receive
+    # semaphores passes 32767 and wraps, as JAX's int16 semaphores do)
+    n, rows = 2, 264
+    x = np.arange(n * rows * 128, dtype=np.float32).reshape(n * rows, 128)
+    got_o, got_s = _remote(MJAX, n, True, generic=True, rows=rows)(x)
+    want_o, want_s = _remote(JAX, n, True, generic=True, rows=rows)(x)
+    np.testing.assert_array_equal(np.asarray(got_o), np.asarray(want_o))
+    np.testing.assert_array_equal(np.asarray(got_s), np.asarray(want_s))
+    half = rows // 2 * 128
+    two = _wrapped([half, half], [1])[0]
+    assert two < 0
+    np.testing.assert_array_equal(np.asarray(got_s)[:, :2], [[two, two]] * n)
