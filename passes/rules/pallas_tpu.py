@@ -12,10 +12,12 @@ several refs at once, so they get the discharge itself, as control flow does):
   32767, an int16 count) with interpret=True (JAX's generic one): `dma_count`. A kernel
   that waits for every copy it starts sees its semaphores back at zero, as on the chip.
 - `semaphore_signal` adds, `semaphore_wait` subtracts (never blocks: one kernel instance
-  runs at a time), `semaphore_read` reads.
-- On a shard_map's devices (passes/pallas_mesh.py) a remote DMA or signal writes through
-  `jaxpr.remote_update` (passes/rules/pallas_remote.py), a wait finding too small a count
-  is poisoned and reported, and updates honour a predicated branch's `active`.
+  runs at a time), `semaphore_read` reads (with interpret=True as an int16: wrapped).
+- On a shard_map's devices (passes/pallas_mesh.py) or a chip's cores in lockstep
+  (passes/pallas_cores.py) a remote DMA or signal writes through `jaxpr.remote_update`
+  (passes/rules/pallas_remote.py), a wait finding too small a count is poisoned and
+  reported, and updates honour a predicated branch's `active`; with cores, a DMA into
+  HBM writes every core's copy.
 - `run_scoped` inlines its body, its scoped buffers starting uninitialized (NaN, the
   minimum integer; semaphores 0), as pallas_call's scratch does.
 - `debug_print` (a print in a kernel) becomes its debug host callback, as a print
