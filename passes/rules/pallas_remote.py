@@ -12,7 +12,9 @@ flattened device axis:
     starts(s); inactive devices' writes are dropped (their target index is out of range)
 
 `add` scatters with addition (semaphore counts from several devices add up); plain
-writes of several devices to one window race, as on the chip (any one wins).
+writes of several devices to one window race, as on the chip (any one wins). A chip's
+TensorCores in lockstep (passes/pallas_cores.py) are one more mesh axis, the last, its
+name `core_axis()`; `shared_ref` tells the refs every core shares (HBM).
 """
 from __future__ import annotations
 
