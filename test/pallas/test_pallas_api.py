@@ -207,6 +207,30 @@ def test_input_output_aliases_keep_unwritten_parts():
     close(mjax.jit(f(pl, mjax))(x), want)
 
 
+def test_alias_indices_count_scalar_prefetch_leaves():
+    """input_output_aliases index the flattened inputs: a scalar-prefetch argument that
+    is a tuple of two arrays takes indices 0 and 1, the aliased array is input 2 (mjax
+    counted prefetch arguments, not leaves, and refused it as out of range)."""
+    from jax.experimental.pallas import tpu as jpltpu
+    from mjax.experimental.pallas import tpu as pltpu
+
+    def run(J, P, T):
+        def kernel(pre, x_ref, o_ref):
+            o_ref[...] = x_ref[...] + pre[0][0] + pre[1][0]
+
+        def f(s, x):
+            spec = P.BlockSpec((8, 128), lambda i, pre: (0, 0))
+            return P.pallas_call(
+                kernel, out_shape=J.ShapeDtypeStruct(x.shape, x.dtype),
+                grid_spec=T.PrefetchScalarGridSpec(num_scalar_prefetch=1, grid=(1,),
+                                                   in_specs=[spec], out_specs=spec),
+                input_output_aliases={2: 0}, interpret=True)((s[:1], s[1:]), x)
+        return np.asarray(J.jit(f)(np.array([3.0, 4.0], np.float32), rnd(8, 128)))
+    got, want = run(mjax, pl, pltpu), run(jax, jpl, jpltpu)
+    np.testing.assert_array_equal(got, want)
+    close(got, rnd(8, 128) + 7.0)
+
+
 def test_several_outputs_and_grid_spec():
     x = rnd(6)
 

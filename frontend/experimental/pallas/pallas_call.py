@@ -450,17 +450,19 @@ class _PallasCall:
         scratch_leaves = trace_trees.tree_leaves(self.scratch_shapes, is_leaf=_is_scratch_leaf)
         scratch = [_scratch_aval(s) for s in scratch_leaves]
         scratch_spaces = tuple(_scratch_space(s) for s in scratch_leaves)
-        n_all = n_pre + len(leaves)
+        # (alias indices count the flattened inputs, scalar-prefetch leaves first)
+        n_pre_leaves = len(pre_leaves)
+        n_all = n_pre_leaves + len(leaves)
         for i, o in self.aliases.items():
             if not (0 <= i < n_all and 0 <= o < len(out_avals)):
                 raise ValueError(f"input_output_aliases {{{i}: {o}}} is out of range for "
                                  f"{n_all} inputs and {len(out_avals)} outputs")
-            if i < n_pre:
+            if i < n_pre_leaves:
                 raise ValueError(f"input_output_aliases {{{i}: {o}}}: input {i} is a "
                                  f"scalar-prefetch operand; mjax cannot alias those")
-            if in_avals[i - n_pre] != out_avals[o]:
+            if in_avals[i - n_pre_leaves] != out_avals[o]:
                 raise ValueError(f"input_output_aliases {{{i}: {o}}}: input {i} is "
-                                 f"{in_avals[i - n_pre].str_short()} but output {o} is "
+                                 f"{in_avals[i - n_pre_leaves].str_short()} but output {o} is "
                                  f"{out_avals[o].str_short()}; aliased arrays must match")
 
         names = _module_names(module)
