@@ -12,7 +12,7 @@ import pytest
 import jax
 import mjax
 from fuser_programs import fusible_matmul, namespace
-from test_mosaic_differential import assert_same_mosaic, tpu_mosaic
+from test_mosaic_differential import assert_compiled_as_jax, assert_same_mosaic, tpu_mosaic
 
 F32 = np.float32
 CASES = {
@@ -61,3 +61,16 @@ def test_fused_matmul_mosaic_matches_jax(name):
         for J, lib in ((jax, "jax"), (mjax, "mjax")))
     assert _without_name(mc) == _without_name(jc)
     assert_same_mosaic(jt, mt, canonical=name in CANONICAL)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_fused_matmul_compiled_as_jax(name):
+    """Compiled: on the chip (MJAX_TEST_TPU=1) mjax's fused kernel gives JAX's outputs
+    bit for bit; off it both refuse, as test_mosaic_differential's kernels."""
+    shapes, build = CASES[name]
+    rng = np.random.default_rng(0)
+    args = [np.asarray(rng.integers(0, 3), d) if s == () else
+            rng.standard_normal(s).astype(d) for s, d in shapes]
+    jax_f, mjax_f = (J.jit(namespace(lib).fuser.fuse(build(namespace(lib))))
+                     for J, lib in ((jax, "jax"), (mjax, "mjax")))
+    assert_compiled_as_jax(jax_f, mjax_f, args)
