@@ -130,6 +130,18 @@ def _case(name, ns):
     if name == "bitcast":
         return (lambda x: lax.bitcast_convert_type(x, jnp.int32)), (f32,), spec2, 3, pts, \
             (X2,)
+    if name == "stack":     # (the block holds the whole stacked axis)
+        return (lambda x: jnp.stack([x, B2, x * 2], axis=1)), (f32,), \
+            pl.BlockSpec((16, 3, 128), lambda i, j, k: (i, 0, j)), 3, pts, (X2,)
+    if name == "stack_squeezed":
+        return (lambda x: jnp.stack([jnp.exp(x)], axis=0)), (f32,), \
+            pl.BlockSpec((None, 16, 128), lambda i, j, k: (0, i, j)), 3, pts, (X2,)
+    if name == "unstack":
+        return (lambda: jnp.unstack(X3, axis=0)[2] + 1.0), (), spec2, 3, pts, ()
+    if name == "unstack_minor":   # (a block squeezing a dim before the unstacked axis)
+        return (lambda: jnp.unstack(X3, axis=1)[5]), (), \
+            pl.BlockSpec((None, 128), lambda i, j, k: (i, j)), 3, \
+            [(0, 0, 0), (3, 1, 2)], ()
     if name == "relu":      # (a custom_jvp_call equation)
         return jax.nn.relu, (f32,), spec2, 3, pts, (X2,)
     if name == "where":     # (a broadcast scalar constant: a scalar-prefetch operand)
@@ -146,10 +158,11 @@ CASES = ["identity", "const", "exp", "tanh_bias", "add", "mul", "max", "lt", "su
          "dynamic_slice_offset", "transpose", "transpose_major", "convert", "bcast_1d",
          "broadcast_to", "full_scalar_prefetch", "dot_general", "reduce_sum", "relu",
          "where", "clip", "jit", "concatenate", "concatenate_whole", "iota",
-         "index_traced", "tile", "tile_whole", "tile_squeezed", "bitcast"]
+         "index_traced", "tile", "tile_whole", "tile_squeezed", "bitcast",
+         "stack", "unstack"]
 
 
-def _pull(lib, name):
+def _pull(lib, name, run_kernel=True):
     ns = namespace(lib)
     fusion, types, spec, grid_len, points, whole = _case(name, ns)
     fuser = ns.fuser
@@ -164,6 +177,9 @@ def _pull(lib, name):
     full = np.asarray(fusion(*whole))
     for p in points:
         idxs = [tuple(int(np.asarray(i)) for i in s.index_map(*p, *sps1)) for s in specs]
+        if not run_kernel:
+            out["points"].append((idxs, None))
+            continue
         blocks_v = tuple(_block(v, s, i) for v, s, i in zip(values, value_specs, idxs))
         blocks_a = [_block(a, s, i) for a, s, i in
                     zip(whole, arg_specs, idxs[len(values):])]
@@ -186,6 +202,19 @@ def test_pull_block_spec_matches_jax(name):
         assert gv.dtype == wv.dtype
         np.testing.assert_allclose(gv.astype(np.float32), wv.astype(np.float32),
                                    rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["stack_squeezed", "unstack_minor"])
+def test_stack_blocks_with_squeezed_dims(name):
+    # (JAX 0.10.2's kernel evaluation stacks or unstacks along the whole array's axis,
+    # not the block's: a squeezed stacked axis keeps a size-1 dim, a squeezed dim before
+    # the unstacked axis unstacks the wrong one. mjax's kernel gives NumPy's block (_pull
+    # checks it); the BlockSpecs are JAX's)
+    got, want = _pull("mjax", name), _pull("jax", name, run_kernel=False)
+    assert (got["values"], got["shapes"]) == (want["values"], want["shapes"])
+    assert [i for i, _ in got["points"]] == [i for i, _ in want["points"]]
+    with pytest.raises((AssertionError, ValueError)):
+        _pull("jax", name)
 
 
 def _push_case(name, ns):
@@ -216,11 +245,19 @@ def _push_case(name, ns):
         a = jax.ShapeDtypeStruct((64, 128), jnp.float32)
         full = pl.BlockSpec((16, 128), lambda i, j, k: (i, 0))
         return (lambda x, y: jnp.concatenate([x, y], axis=1)), (full, full), (a, a), 3
+    if name == "stack":
+        return (lambda x, y: jnp.stack([x, y], axis=1)), (spec, spec), (f32, f32), 3
+    if name == "unstack":
+        x3 = jax.ShapeDtypeStruct((4, 64, 256), jnp.float32)
+        s3 = pl.BlockSpec((16, 4, 128), lambda i, j, k: (i, 0, j))
+        return (lambda x: jnp.unstack(x, axis=1)[1]), (s3,), \
+            (jax.ShapeDtypeStruct((64, 4, 256), jnp.float32),), 3
     raise KeyError(name)
 
 
 @pytest.mark.parametrize("name", ["elementwise", "binop", "transpose", "reduce_sum",
-                                  "broadcast_in_dim", "relu", "reshape", "concatenate"])
+                                  "broadcast_in_dim", "relu", "reshape", "concatenate",
+                                  "stack", "unstack"])
 def test_push_block_spec_matches_jax(name):
     def run(lib):
         ns = namespace(lib)
