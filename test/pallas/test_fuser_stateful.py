@@ -2,7 +2,8 @@
 get_stateful_output_fusion_values) against JAX's and NumPy: the fusible matmul of JAX's
 tpu_fusible_matmul_with_stateful_fusions_test with read-only Refs (its pallas_call form,
 interpreted), an output fusion writing Refs (their new values as extra outputs with
-aliases), and JAX's errors. Partial reads and writes of Refs are not supported yet."""
+aliases), reads of a Ref after a write depending on the fusible, and JAX's errors.
+Partial reads and writes of Refs are not supported yet."""
 import numpy as np
 import pytest
 
@@ -138,6 +139,63 @@ def test_write_not_depending_on_the_fusible_is_jax_error(lib):
         def prog(x):
             b_ref[...] = x * 2
             return f(x)
+        return fuser.fuse(prog)(x), jax.ref.freeze(b_ref)
+    with pytest.raises(ValueError, match="A write to a Ref in a fusion must depend on an "
+                                         "output of the fusible"):
+        run(X, B)
+
+
+def _read_after_write(lib, second_ref):
+    ns = namespace(lib)
+    jax, fuser = ns.jax, ns.fuser
+    seen = []
+    f = _writer(ns, seen)
+
+    @jax.jit
+    def run(x, b, c):
+        b_ref, c_ref = jax.new_ref(b), jax.new_ref(c)
+
+        def prog(x):
+            z = f(x)
+            b_ref[...] = z + b_ref[...]
+            if second_ref:        # (a Ref written from one the fusible wrote)
+                c_ref[...] = b_ref[...] * c_ref[...]
+            return b_ref[...] * 3
+        return fuser.fuse(prog)(x), jax.ref.freeze(b_ref), jax.ref.freeze(c_ref)
+    return [np.asarray(v) for v in run(X, B, A)], seen
+
+
+@pytest.mark.parametrize("second_ref", [False, True])
+def test_read_of_a_ref_after_a_fused_write_matches_jax(second_ref):
+    # (the read depends on the fusible through the Ref's contents: the output fusion
+    # computes it after the write)
+    got, got_seen = _read_after_write("mjax", second_ref)
+    want, want_seen = _read_after_write("jax", second_ref)
+    assert got_seen == want_seen
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+    b = X * 2 + B
+    np.testing.assert_allclose(got[0], b * 3, rtol=1e-6)
+    np.testing.assert_allclose(got[1], b, rtol=1e-6)
+    np.testing.assert_allclose(got[2], b * A if second_ref else A, rtol=1e-6)
+
+
+@pytest.mark.parametrize("lib", ["jax", "mjax"])
+def test_write_overwritten_independently_is_jax_error(lib):
+    # (the Ref's final contents do not depend on the fusible)
+    ns = namespace(lib)
+    jax, fuser = ns.jax, ns.fuser
+    f = _writer(ns, [])
+
+    @jax.jit
+    def run(x, b):
+        b_ref = jax.new_ref(b)
+
+        def prog(x):
+            z = f(x)
+            b_ref[...] = z
+            b_ref[...] = x * 2
+            return z + 1
         return fuser.fuse(prog)(x), jax.ref.freeze(b_ref)
     with pytest.raises(ValueError, match="A write to a Ref in a fusion must depend on an "
                                          "output of the fusible"):

@@ -19,7 +19,6 @@ from mjax.ref import Ref
 from mjax.experimental.pallas.fuser import jaxpr_util
 from mjax.experimental.pallas.fuser.fusible import FUSING, fusible_p
 from mjax.experimental.pallas.fuser.fusion import Fusion
-from mjax.experimental.pallas.fuser.stateful import writes_refs
 
 
 @functools.partial(api_boundary)
@@ -111,13 +110,13 @@ def _output_fusions(rest, values, fusible_outvars, fusible_out_tree, prefix, str
     unflat = tree_util.tree_unflatten(fusible_out_tree, list(fusible_outvars))
     groups = tree_util.tree_structure(prefix).flatten_up_to(unflat)
     n_out = len(rest.outvars)
-    n_writes = sum(map(writes_refs, rest.eqns))
+    n_writes = len(jaxpr_util.written_refs(rest))
     if n_writes and len(groups) > 1:
         raise ValueError("Multiple output fusions are not currently supported for "
                          "fusions that write to Refs.")
     masks, claimed = [], set()
     for group in groups:
-        # (each write to a Ref counts as an output after the program's own)
+        # (each Ref written counts as an output after the program's own)
         mask = jaxpr_util.downstream(rest, tree_util.tree_leaves(group), with_writes=True)
         for i, used in enumerate(mask):
             if used and i in claimed:

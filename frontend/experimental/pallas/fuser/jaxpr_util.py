@@ -10,7 +10,8 @@ import numpy as np
 from mjax.base import tree_util
 from mjax.jaxpr.api import make_jaxpr as _make_jaxpr
 from mjax.jaxpr.objects import Jaxpr, Literal, Var
-from mjax.experimental.pallas.fuser.stateful import writes_refs
+from mjax.experimental.pallas.fuser.stateful import (SWAP as _SWAP, whole_access,
+                                                      writes_refs)
 
 
 def trace(f, *args, **kwargs):
@@ -87,16 +88,34 @@ def prune_inputs(jaxpr: Jaxpr, values: list, keep=()):
             [values[i] for i in keep])
 
 
+def written_refs(jaxpr: Jaxpr) -> list:
+    """The Refs `jaxpr` writes, in the order of their first writes."""
+    return list(dict.fromkeys(e.invars[0] for e in jaxpr.eqns if writes_refs(e)))
+
+
 def downstream(jaxpr: Jaxpr, sources, with_writes: bool = False) -> list[bool]:
-    """For each output of `jaxpr` (then, with_writes, each write to a Ref), whether it
-    depends on any variable in `sources`."""
+    """For each output of `jaxpr` (then, with_writes, each Ref it writes: its final
+    contents), whether it depends on any variable in `sources`. A Ref's contents depend
+    on them once a write puts a value that does (a whole swap replaces them), so later
+    reads of the Ref do: JAX's query on the discharged jaxpr."""
     reached = {v for v in sources if is_var(v)}
-    writes = []
+    contents: dict = {}      # (Ref -> whether its current contents depend on sources)
+
+    def dep(v):
+        return is_var(v) and (v in reached or contents.get(v, False))
+
     for eqn in jaxpr.eqns:
-        hit = any(is_var(v) and v in reached for v in eqn.invars)
-        if hit:
-            reached.update(eqn.outvars)
         if writes_refs(eqn):
-            writes.append(hit)
+            ref = eqn.invars[0]
+            old = dep(ref)
+            if old:
+                reached.update(eqn.outvars)        # (the old contents swap returns)
+            value = any(dep(v) for v in eqn.invars[1:])
+            replaces = eqn.primitive is _SWAP and whole_access(eqn, 2)
+            contents[ref] = value or (old and not replaces)
+            continue
+        if any(dep(v) for v in eqn.invars):
+            reached.update(eqn.outvars)
     outs = [is_var(v) and v in reached for v in jaxpr.outvars]
+    writes = [contents[r] for r in written_refs(jaxpr)]
     return outs + writes if with_writes else outs

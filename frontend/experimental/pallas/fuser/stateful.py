@@ -12,7 +12,7 @@ from mjax.tracing.primitive import op_primitives
 
 _P = op_primitives()
 _GET = _P["ref_get_p"]
-_SWAP = _P["ref_swap_p"]
+SWAP = _SWAP = _P["ref_swap_p"]
 _ADD = _P["ref_addupdate_p"]
 _ADD_VALUES = _P["add_p"]
 _WRITES = {_P[n] for n in ("ref_swap_p", "ref_addupdate_p", "masked_swap_p",
@@ -28,7 +28,7 @@ def writes_refs(eqn) -> bool:
     return eqn.primitive in _WRITES
 
 
-def _whole(eqn, index_from: int) -> bool:
+def whole_access(eqn, index_from: int) -> bool:
     """Whether a ref_get (indices from operand 1) or a write (from operand 2) covers
     the whole Ref."""
     shape = tuple(eqn.invars[0].aval.shape)
@@ -56,14 +56,14 @@ def discharge(jaxpr: Jaxpr):
     for eqn in jaxpr.eqns:
         ref = eqn.invars[0] if eqn.invars else None
         if eqn.primitive is _GET and ref in refs:
-            if not _whole(eqn, 1):
+            if not whole_access(eqn, 1):
                 raise NotImplementedError(
                     "fuser: a fusion reading part of a Ref (ref[...] reads are "
                     "supported)")
             sub[eqn.outvars[0]] = current[ref]
             continue
         if eqn.primitive in (_SWAP, _ADD) and ref in refs:
-            if not _whole(eqn, 2):
+            if not whole_access(eqn, 2):
                 raise NotImplementedError(
                     "fuser: a fusion writing part of a Ref (ref[...] writes are "
                     "supported)")
