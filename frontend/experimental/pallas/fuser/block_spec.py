@@ -16,6 +16,7 @@ from mjax.experimental.pallas.fuser import block_rules_calls  # noqa: F401
 from mjax.experimental.pallas.fuser import block_rules_more  # noqa: F401
 from mjax.experimental.pallas.fuser import block_rules_stack  # noqa: F401
 from mjax.experimental.pallas.fuser import block_rules_prng  # noqa: F401
+from mjax.experimental.pallas.fuser import block_rules_ref  # noqa: F401
 from mjax.experimental.pallas.fuser.block_push import push_jaxpr
 from mjax.experimental.pallas.fuser import jaxpr_util, stateful
 from mjax.experimental.pallas.fuser.block_pull import pull_jaxpr

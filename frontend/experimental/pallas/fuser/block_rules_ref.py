@@ -1,0 +1,100 @@
+"""Fuser rules for reads and writes of whole Refs (`ref[...]`, `ref[...] = v`) in a fused
+function closing over Refs: the Ref is blocked as the value read or written, and the
+kernel function reads or writes the block at the output's block indices of the whole
+Ref (the one the function closes over). Partial reads and writes are a
+NotImplementedError. JAX: block_spec.py's get and swap rules."""
+from __future__ import annotations
+
+from mjax import numpy as jnp
+from mjax.experimental.pallas.core import Blocked, no_block_spec
+from mjax.experimental.pallas.fuser.block_types import (EVAL_RULES, PULL_RULES,
+                                                        block_size, is_squeezed,
+                                                        no_block_index_transform)
+from mjax.experimental.pallas.fuser.stateful import SWAP
+from mjax.tracing.primitive import op_primitives
+
+_GET = op_primitives()["ref_get_p"]
+
+
+def _check_sizes(ctx, what, params):
+    shape = tuple(ctx.avals_in[0].shape)
+    if tuple(params.get("sizes", shape)) != shape or params.get("squeezed"):
+        raise NotImplementedError(f"{what} not supported yet (only whole-Ref reads and "
+                                  "writes, ref[...], are)")
+
+
+def _block_shape(transform, what):
+    if not all(b is None or isinstance(b, (int, Blocked)) or is_squeezed(b)
+               for b in transform.block_shape):
+        raise NotImplementedError(f"{what} not supported yet: block shape "
+                                  f"{transform.block_shape}")
+
+
+def _get_pull(ctx, transform, **params):
+    rest = [no_block_index_transform] * (len(ctx.avals_in) - 1)
+    if transform.block_shape is None:
+        return [transform] + rest
+    _check_sizes(ctx, "get", params)
+    _block_shape(transform, "get")
+    return [transform] + rest
+
+
+def _swap_pull(ctx, transform, **params):
+    _check_sizes(ctx, "swap", params)
+    return [transform, transform] + [no_block_index_transform] * (len(ctx.avals_in) - 2)
+
+
+def _block_starts(block_shape, block_indices):
+    """(start of each dim, the dims the block squeezes)."""
+    starts, sizes, squeezed = [], [], []
+    for d, (b, i) in enumerate(zip(block_shape, block_indices)):
+        n = 1 if is_squeezed(b) else block_size(b)
+        starts.append(jnp.asarray(i, jnp.int32) * n)
+        sizes.append(n)
+        if is_squeezed(b):
+            squeezed.append(d)
+    return starts, {"sizes": tuple(sizes), "squeezed": tuple(squeezed)}
+
+
+def _whole_access(params, indices, shape) -> bool:
+    return (tuple(params.get("sizes", shape)) == tuple(shape)
+            and not params.get("squeezed")
+            and all(getattr(i, "shape", ()) == () and _is_zero(i) for i in indices))
+
+
+def _is_zero(i) -> bool:
+    try:
+        return int(i) == 0
+    except Exception:      # (a traced index: not a whole access we can prove)
+        return False
+
+
+def _get_eval(ctx, ref, *idx, **params):
+    spec = ctx.in_block_specs[0]
+    if spec is no_block_spec or spec.block_shape is None:
+        return _GET.bind(ref, *idx, **params)
+    if not _whole_access(params, idx, ctx.avals_in[0].shape):
+        raise NotImplementedError("get not supported yet (only whole-Ref reads, "
+                                  "ref[...], are)")
+    starts, block = _block_starts(spec.block_shape, ctx.get_out_block_indices()[0])
+    return _GET.bind(ref, *starts, **block)
+
+
+def _swap_eval(ctx, ref, val, *idx, **params):
+    if not _whole_access(params, idx, ctx.avals_in[0].shape):
+        raise NotImplementedError("swap not supported yet (only whole-Ref writes, "
+                                  "ref[...] = v, are)")
+    spec = ctx.out_block_specs[0]
+    if spec is no_block_spec or spec.block_shape is None:
+        # (JAX's rule takes the block from the old value swap returns: AttributeError)
+        raise NotImplementedError("pull_block_spec: a write to a Ref whose old value is "
+                                  "unused (`ref[...] = v`) has no block to write; read "
+                                  "the old value (jax.ref.swap) so it is blocked")
+    starts, block = _block_starts(spec.block_shape, ctx.get_out_block_indices()[0])
+    return SWAP.bind(ref, val, *starts, **block)
+
+
+PULL_RULES[_GET] = _get_pull
+EVAL_RULES[_GET] = _get_eval
+PULL_RULES[SWAP] = _swap_pull
+EVAL_RULES[SWAP] = _swap_eval

@@ -1,0 +1,76 @@
+"""pull_block_spec of functions closing over Refs (the ref get/swap rules) against JAX's
+and NumPy: the kernel function reads, or swaps, the block of the whole Ref at the
+output's block indices. Partial reads are a NotImplementedError in both; a write whose
+old value is unused has no block (JAX: AttributeError; mjax: NotImplementedError)."""
+import numpy as np
+import pytest
+
+import jax  # noqa: F401  (the oracle; fuser_programs imports it per case)
+from fuser_programs import namespace
+
+X = np.arange(64 * 256, dtype=np.float32).reshape(64, 256)
+Y = np.random.RandomState(0).randn(64, 256).astype(np.float32)
+POINTS = [(0, 0), (1, 1), (3, 0)]
+
+
+def _blk(a, p):
+    return a[16 * p[0]:16 * p[0] + 16, 128 * p[1]:128 * p[1] + 128]
+
+
+def _run(lib, name):
+    ns = namespace(lib)
+    jax, jnp, pl, fuser = ns.jax, ns.jnp, ns.pl, ns.fuser
+    t = jax.ShapeDtypeStruct((64, 256), jnp.float32)
+    spec = pl.BlockSpec((16, 128), lambda i, j: (i, j))
+    shapes = []
+
+    @jax.jit
+    def go(x, y):
+        r = jax.new_ref(x)
+        if name == "read":
+            f = lambda v: r[...] * 2 + v
+        elif name == "swap":
+            f = lambda v: jax.ref.swap(r, ..., jnp.tanh(v)) + 1
+        elif name == "read_partial":
+            f = lambda v: r[16:32] + v[:16]
+        else:       # "write_unused"
+            def f(v):
+                r[...] = v * 2
+                return v + 1
+        kfn, (vspec,), _ = fuser.pull_block_spec(f, spec, grid_len=2)(t)
+        outs = [kfn(p, (), _blk(y, p)) for p in POINTS]
+        shapes.append(tuple(vspec.block_shape))
+        return [tuple(vspec.index_map(*p)) for p in POINTS], outs, jax.ref.freeze(r)
+    idxs, outs, ref = go(X, Y)
+    return shapes, [tuple(int(i) for i in ix) for ix in idxs], \
+        [np.asarray(o) for o in outs], np.asarray(ref)
+
+
+@pytest.mark.parametrize("name", ["read", "swap"])
+def test_ref_blocks_match_jax(name):
+    got, want = _run("mjax", name), _run("jax", name)
+    assert got[:2] == want[:2]
+    for g, w in zip(got[2], want[2]):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(got[3], want[3])
+    new = X.copy()
+    for p, g in zip(POINTS, got[2]):
+        if name == "read":
+            np.testing.assert_allclose(g, _blk(X, p) * 2 + _blk(Y, p))
+        else:      # (the old block, then the block written)
+            np.testing.assert_allclose(g, _blk(X, p) + 1)
+            _blk(new, p)[...] = np.tanh(_blk(Y, p))
+    np.testing.assert_allclose(got[3], new, rtol=1e-6)
+
+
+@pytest.mark.parametrize("lib", ["jax", "mjax"])
+def test_partial_ref_read_is_not_supported(lib):
+    with pytest.raises(NotImplementedError, match="get not supported yet"):
+        _run(lib, "read_partial")
+
+
+def test_write_with_unused_old_value():
+    with pytest.raises(AttributeError):
+        _run("jax", "write_unused")
+    with pytest.raises(NotImplementedError, match="old value is unused"):
+        _run("mjax", "write_unused")
