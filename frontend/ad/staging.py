@@ -21,7 +21,8 @@ from mjax.base import trace_trees, tree_util
 from mjax.ad import concrete, levels
 from mjax.ad.tracer_text import showing_gradients
 from mjax.config import config
-from mjax.tracing.core import Tracer, aval_of_value, current_trace, is_array_like, user_staged
+from mjax.tracing.core import (Tracer, aval_of_value, collecting_traces, current_trace,
+                               is_array_like, release_traces, user_staged)
 from mjax.dialect.types import RefAval
 from mjax.specs.float0 import hide_float0 as _hide_float0
 from mjax.specs.float0 import is_float0 as _is_float0
@@ -271,8 +272,9 @@ class _Retraced(Jitted):
               mesh_layout=None, flat=None):
         # (`_call` never finds `key` in self._cache, which stays empty: it comes here.)
         with self._fill_lock:
-            traced = trace_function(self._bind_static(static_key, n_args), dyn_args,
-                                    dyn_kwargs, flat=flat)
+            with collecting_traces() as made:
+                traced = trace_function(self._bind_static(static_key, n_args), dyn_args,
+                                        dyn_kwargs, flat=flat)
             # The module is named as JAX names it (name_as_jax) only when it is compiled:
             # the names are the jit's name and its arguments' (from the structure in
             # `key`), so the key holds them in place of the named module's text.
@@ -280,7 +282,11 @@ class _Retraced(Jitted):
             program = _program_key((key, names), traced, mesh_layout)
             entry = recall_program(program) if program is not None else None
             if entry is not None:
-                return _rebound(entry, traced, self._backend)
+                entry = _rebound(entry, traced, self._backend)
+                # (the traces served only to find the program: freed now, not by the
+                # garbage collector, whose collections they would trigger every few calls)
+                release_traces(made)
+                return entry
             name_as_jax(traced.module, *names)
             self._pending = traced
             runs = custom_rules.rule_runs()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
+import weakref
 
 import numpy as np
 
@@ -47,9 +48,42 @@ class _TraceState(threading.local):
         self.stack: list[Trace] = []
         self.compile_time_eval = 0    # depth of ensure_compile_time_eval blocks
         self.user = None    # (a user-defined jax.core.Trace, stack depth): user_traces.py
+        self.made = None    # (the traces entered under collecting_traces, or None)
 
 
 _state = _TraceState()
+
+
+class collecting_traces:
+    """`with collecting_traces() as made:` lists in `made` weak references to the traces
+    entered on this thread meanwhile, for release_traces. (Weak: the list keeps no trace
+    alive, so the leak checker finds no chain of references through it.)"""
+
+    __slots__ = ("_saved",)
+
+    def __enter__(self) -> list:
+        self._saved = _state.made
+        made = _state.made = []
+        return made
+
+    def __exit__(self, *exc):
+        _state.made = self._saved
+        return False
+
+
+def release_traces(traces) -> None:
+    """Breaks the reference cycles of the finished traces of `traces` (collecting_traces'
+    weak references) that nothing uses again (their
+    argument tracers, and the tracers of the values they captured, refer back to them),
+    so that reference counting frees them and their module at once instead of leaving
+    them to the garbage collector: for a caller that traced a program only to look up its
+    executable (an eager transformation's call, every call). Attributes are rebound, not
+    emptied: copies of a trace kept elsewhere share its containers."""
+    for ref in traces:
+        t = ref()
+        if t is not None and not t.active:
+            t.args = None
+            t._captured_ids = {}
 
 
 def current_trace() -> "Trace | None":
@@ -171,6 +205,9 @@ class Trace:
     # -- entering and leaving -----------------------------------------------------------
     def __enter__(self):
         _state.stack.append(self)
+        made = _state.made
+        if made is not None:
+            made.append(weakref.ref(self))
         return self
 
     def __exit__(self, *exc):

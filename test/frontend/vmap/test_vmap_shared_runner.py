@@ -3,11 +3,13 @@ the closures of one code object share one runner (mjax.vmap.batching._RUNNERS, k
 the code object), which takes each call's function from the wrapper. What must hold:
 each closure's own values, constants and callees decide its result (programs stay
 apart unless their text is equal), config options still split programs, nested and
-threaded calls read their own function, and the results are bit-identical to JAX's
+threaded calls read their own function, a call reusing its program leaves no cyclic
+garbage, and the results are bit-identical to JAX's
 (the test-only oracle) jit of the vmap: mjax's eager vmap runs one compiled program,
 where JAX's eager vmap runs op by op (a multiply-add may then round twice)."""
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 
@@ -148,3 +150,27 @@ def test_threads_calling_closures_of_one_code_get_their_own_results():
     for t in threads:
         t.join()
     assert not failures, failures[:2]
+
+
+def test_a_call_that_reuses_its_program_leaves_no_cyclic_garbage():
+    # (its traces are released once the program is found: reference counting frees them
+    # and their module, the garbage collector has nothing to do; release_traces)
+    w = mnp.arange(10.0, dtype=mnp.float32)
+
+    def call():
+        return mjax.vmap(lambda v: mnp.sin(v) * w + v)(X)     # (w: a captured array)
+    want = _jax(lambda v: jnp.sin(v) * jnp.arange(10.0, dtype=jnp.float32) + v)(X)
+    for _ in range(3):
+        call()
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for _ in range(5):
+            got = call()
+        gc.collect()
+        left = list(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert not left, sorted({type(o).__qualname__ for o in left})
+    _same(got, want)
