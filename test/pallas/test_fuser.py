@@ -213,3 +213,35 @@ def test_fusible_in_a_nested_jit_is_not_fused(lib):
     with pytest.raises(ValueError, match="No fusible eqn found"):
         ns.fuser.fuse(lambda x: g(x) + 1)(X)
     np.testing.assert_allclose(np.asarray(g(X)), X * 3, rtol=1e-6)
+
+
+def _staged_fusible(lib, what, n=1):
+    ns = namespace(lib)
+    jax = ns.jax
+
+    @ns.fuser.fusible
+    def f(x_fn, z_fn):
+        return x_fn() * 2 + 1
+    x = np.arange(n * 16 * 128, dtype=np.float32).reshape(n, 16, 128)
+    if what == "vmap":
+        return np.asarray(jax.vmap(f)(x))
+    if what == "jaxpr":
+        return [str(e.primitive) for e in jax.make_jaxpr(f)(x[0]).jaxpr.eqns]
+    return jax.grad(lambda v: f(v).sum())(x[0])
+
+
+def test_fusible_outside_fuse_is_one_equation():
+    # (as JAX stages it: make_jaxpr shows a fusible equation, vmap batches only an axis
+    # of size 1, and it has no differentiation rule)
+    assert _staged_fusible("mjax", "jaxpr") == _staged_fusible("jax", "jaxpr") == \
+        ["fusible"]
+    got, want = _staged_fusible("mjax", "vmap"), _staged_fusible("jax", "vmap")
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, np.arange(16 * 128).reshape(1, 16, 128) * 2 + 1)
+    for lib in ("jax", "mjax"):
+        with pytest.raises(NotImplementedError,
+                           match="fusible does not support non-trivial batching"):
+            _staged_fusible(lib, "vmap", n=3)
+        with pytest.raises(NotImplementedError,
+                           match="Differentiation rule for 'fusible' not implemented"):
+            _staged_fusible(lib, "grad")

@@ -16,7 +16,9 @@ from mjax.base import tree_util
 from mjax.base.traceback_util import api_boundary
 from mjax.arrays.sharding_types import typeof
 from mjax.dialect.types import ShapedArray
-from mjax.tracing.primitive import LOWERINGS, LowerFun, Primitive
+from mjax import lax
+from mjax.tracing.core import current_trace
+from mjax.tracing.primitive import BATCHERS, LOWERINGS, LowerFun, Primitive
 from mjax.tracing.staging import eval_shape
 from mjax.experimental.pallas.fuser.fusion import Fusion
 
@@ -58,7 +60,18 @@ def _trivially(*flat_args, func, in_tree, output_fusion_prefix, **_):
                                                 flat_args))
 
 
+def _batch(args, dims, *, func, in_tree, output_fusion_prefix, **_):
+    sizes = {a.shape[d] for a, d in zip(args, dims) if d is not None}
+    if sizes != {1}:
+        raise NotImplementedError("fusible does not support non-trivial batching")
+    unbatched = [a if d is None else lax.squeeze(a, (d,)) for a, d in zip(args, dims)]
+    outs = _trivially(*unbatched, func=func, in_tree=in_tree,
+                      output_fusion_prefix=output_fusion_prefix)
+    return [o[None] for o in outs], [0] * len(outs)
+
+
 fusible_p.def_abstract_eval(_abstract_eval)
+BATCHERS[fusible_p] = _batch
 fusible_p.def_impl(_trivially)
 LOWERINGS.setdefault(fusible_p, {})[None] = LowerFun(_trivially)
 
@@ -70,8 +83,10 @@ def fusible(f=None, *, output_fusion_prefix: Any = True):
         @functools.wraps(f)
         def wrapper(*args):
             flat_args, in_tree = tree_util.tree_flatten(args)
-            if not FUSING.depth:
+            if not FUSING.depth and current_trace() is None:
                 return call_trivially(f, in_tree, output_fusion_prefix, flat_args)
+            # (under a trace a fusible is one equation, as JAX stages it: fuse finds it;
+            # elsewhere it lowers as the trivial call and vmaps only axes of size 1)
             out_shape = eval_shape(
                 lambda *xs: call_trivially(f, in_tree, output_fusion_prefix, xs),
                 *flat_args)
