@@ -36,7 +36,7 @@ from mjax.dialect.ops.callbacks import CallbackOp
 from mjax.dialect.ops.elementwise import ElementwiseBinary
 from mjax.dialect.ops.structural import BroadcastInDimOp, ConstantOp
 from mjax.dialect.ops.user import UserPrimitiveOp
-from mjax.dialect.values import is_value, set_attr, string_attr
+from mjax.dialect.values import defining_op, is_value, mark, set_attr, string_attr
 from mjax.specs.dtypes import aval_of_value, to_numpy
 from mjax.arrays.host_callbacks import register as register_callback
 from mjax.base.jax_params import without_jax_only
@@ -167,10 +167,22 @@ def _broadcast_scalars(args):
     except ValueError:
         return args
     rank = len(shape)
-    return [a if s == shape else
-            bind_op(BroadcastInDimOp, a, shape=shape,
-                    broadcast_dimensions=() if s == () else tuple(range(rank)))
+    return [a if s == shape else _implicit(a, bind_op(
+                BroadcastInDimOp, a, shape=shape,
+                broadcast_dimensions=() if s == () else tuple(range(rank))))
             for a, s in zip(args, shapes)]
+
+
+def _implicit(x, out):
+    """`out`, the broadcast of operand `x`, marked as lax's implicit broadcasts are (JAX's
+    jaxpr has no equation there: the printer leaves it out and the Mosaic lowering only
+    broadcasts, as JAX's lowering of the elementwise op does)."""
+    if isinstance(out, Tracer) and out.value is not None and not (
+            isinstance(x, Tracer) and out.value == x.value):
+        owner = defining_op(out.value)
+        if owner is not None:
+            mark(owner, "mjax.implicit_broadcast")
+    return out
 
 
 # Ops whose JAX primitives always give a list of results.

@@ -42,10 +42,10 @@ CASES = {
 }
 # case -> why the modules are compared after canonicalize,cse (constants by value)
 CANONICAL = {
-    "input_and_output_ops": "mjax's Mosaic lowering of the bias add's implicit broadcast "
-                            "casts the (1, 128) row to its own shape first",
-    "dynamic_slice": "JAX's block index of a traced slice start also computes the "
-                     "alignment check (start % block == 0) its lowering then drops",
+    "dynamic_slice": "JAX's block index of a traced slice start also traces a checkify "
+                     "debug check (start % block == 0) whose operands its lowering "
+                     "computes, dropping the check; mjax's fuser rule stages no check "
+                     "(and mjax's Mosaic lowering has no rule for a debug check yet)",
 }
 
 
