@@ -139,9 +139,16 @@ def _scan(kl, op, *args, length, reverse=False, unroll=1, num_consts=0, num_carr
                             carry_avals)
     if inc is None:
         return results
-    # The index after the loop (JAX emits it right here, as a constant when it can).
-    final = full(int(start.value) + int(length), np.int32) if isinstance(start, Const) \
-        else arith.addi(lower, full(int(length), np.int32))
+    # The index after the loop, emitted right here. JAX's rule gives the constant
+    # `length`, whatever the start: that text where nothing reads it (fori_loop drops
+    # it), the true index (start + length) where something does.
+    if not any(True for _ in op.results[0].uses) or (
+            isinstance(start, Const) and int(start.value) == 0):
+        final = full(int(length), np.int32)
+    elif isinstance(start, Const):
+        final = full(int(start.value) + int(length), np.int32)
+    else:
+        final = arith.addi(lower, full(int(length), np.int32))
     return [final] + results
 
 

@@ -51,7 +51,7 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "tpu_bitcast", "pltpu_load_store_views", "scalar_reductions",
          "int_mask", "view_windows", "with_scoped", "float_scalar_prefetch",
          "semaphore_int_shape", "matrix_vector_dot", "jitted_kernel", "dead_cond_operand",
-         "vmap_scalar_prefetch"}
+         "vmap_scalar_prefetch", "fori_unroll"}
 # kernel -> how mjax's traced jaxpr differs from JAX's
 FRONTEND_DIFFERENCES: dict = {
     "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
@@ -61,9 +61,6 @@ FRONTEND_DIFFERENCES: dict = {
     "stateful": "the same: pltpu.stateful_* are jax.random's samplers",
     "threefry_guide": "the same: jax.random.uniform's minval and maxval",
     "threefry_seed": "the same: jax.random.normal's and bernoulli's literals",
-    "fori_unroll": "not the frontend: JAX lowers an unrolled body into a detached "
-                   "function that it inlines (other SSA names), and gives a fori scan's "
-                   "final index as its length, not start + length (fori_loop drops it)",
 }
 # kernels with a rank-1 block, which JAX's lowering checks against the chip's tiling
 # (tpu_info.get_tpu_info): on a CPU, the oracle is told the chip is a v5e

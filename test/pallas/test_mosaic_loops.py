@@ -115,3 +115,38 @@ def test_remainder_by_a_scalar_values():
         mjax.numpy.remainder(np.ones(3), np.ones(4))
     with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
         mjax.numpy.remainder(np.ones((2, 3)), np.ones(4))
+
+
+def test_fori_scan_final_index_read_is_the_true_index():
+    """A fori-like scan (carry i -> i + 1 first) whose final index the kernel reads: JAX's
+    Mosaic rule gives that index as the constant `length` (6, where the scan started at
+    x[0]); mjax's, start + length, the interpreted value of both libraries. Where nothing
+    reads it (fori_loop), both emit JAX's constant (test_mosaic_differential's
+    fori_unroll)."""
+    from test_mosaic_differential import normalize, tpu_mosaic
+    from mjax.dialect.context import context
+
+    def f(J, P, T):
+        def k(x_ref, o_ref):
+            def body(carry, _):
+                i, c = carry
+                return (i + 1, c + i), None
+            (i, c), _ = J.lax.scan(body, (x_ref[0], x_ref[1]), None, length=6)
+            o_ref[0] = i
+            o_ref[1] = c
+        spec = P.BlockSpec(memory_space=T.SMEM)
+        return lambda x: P.pallas_call(k, in_specs=[spec], out_specs=spec,
+                                       out_shape=J.ShapeDtypeStruct((2,), np.int32))(x)
+    with context():
+        want, got = (normalize(tpu_mosaic(J, f(J, P, T), [((2,), np.int32)])[1])
+                     for J, P, T in ((jax, jpl, jpltpu), (mjax, pl, pltpu)))
+    assert "memref.store %c6_i32_0, %arg1[%c0_1]" in want       # (the constant 6)
+    assert "%4 = arith.addi %0, %c6_i32_0 : i32" in got          # (x[0] + 6)
+    assert "memref.store %4, %arg1[%c0_1]" in got
+    x = np.array([2, 5], np.int32)
+    with jpltpu.force_tpu_interpret_mode():
+        want_v = np.asarray(f(jax, jpl, jpltpu)(x))
+    with pltpu.force_tpu_interpret_mode():
+        got_v = np.asarray(f(mjax, pl, pltpu)(x))
+    np.testing.assert_array_equal(got_v, want_v)
+    np.testing.assert_array_equal(got_v, [2 + 6, 5 + sum(range(2, 8))])
