@@ -189,15 +189,9 @@ def corpus(J, pl, pltpu) -> dict:
 
 JAX_KERNELS = corpus(jax, jpl, jpltpu)
 MJAX_KERNELS = corpus(mjax, pl, pltpu)
-# kernel -> how JAX's Mosaic differs from mjax's before canonicalize,cse (which folds it)
-CANONICALIZE = {
-    "int4_row_broadcast": "JAX's broadcast_in_dim of a (1, n) block to (m, n) adds a "
-                          "vector.shape_cast of the block to its own shape",
-    "int4_bool_select": "JAX's jnp.where passes the literal 0 into its _where jit as an "
-                        "i32 and converts it there (arith.constant : i32, arith.trunci); "
-                        "mjax's literal is an int4 constant (the same for int8)",
-    "uint4_bool_select": "the same",
-}
+# kernel -> how JAX's Mosaic differs from mjax's before canonicalize,cse (which folds
+# it): none, every kernel's Mosaic is JAX's exactly
+CANONICALIZE: dict = {}
 
 
 def _mosaic(J, f, shapes):
@@ -628,9 +622,8 @@ SCALAR_OPS = {"add": lambda J, a, b: a + b, "and": lambda J, a, b: a & b,
 @pytest.mark.parametrize("dtype", INT_DTYPES)
 def test_scalar_integer_ops_match_jax(op, dtype):
     """tpu_pallas_test's PallasScalarIOpsTest kernels (SMEM scalars of every integer
-    width, int4/uint4 included; libtpu compiles only the i32 ones): JAX's Mosaic
-    (signed floor division after canonicalize,cse: JAX's jnp.floor_divide makes a zero
-    constant per comparison) and JAX's interpreted values."""
+    width, int4/uint4 included; libtpu compiles only the i32 ones): JAX's Mosaic, exactly,
+    and JAX's interpreted values."""
     if (op, dtype) == ("shr", U4):
         pytest.skip("JAX's jnp.right_shift shifts uint4 arithmetically (NumPy's "
                     "issubdtype does not see ml_dtypes' uint4 as unsigned: uint4(8) >> 1 "
@@ -646,7 +639,7 @@ def test_scalar_integer_ops_match_jax(op, dtype):
         return g
     a, b = (_mosaic(J, f(J, P, tp), [((3,), dtype)])[1]
             for J, P, tp in ((jax, jpl, jpltpu), (mjax, pl, pltpu)))
-    assert_same_mosaic(a, b, canonical=op == "div")
+    assert_same_mosaic(a, b)
     x = np.arange(3).astype(dtype)
     with jpltpu.force_tpu_interpret_mode():
         want = np.asarray(f(jax, jpl, jpltpu)(x))
