@@ -1,7 +1,9 @@
 """pull_block_spec of functions closing over Refs (the ref get/swap rules) against JAX's
 and NumPy: the kernel function reads, or swaps, the block of the whole Ref at the
-output's block indices. Partial reads are a NotImplementedError in both; a write whose
-old value is unused has no block (JAX: AttributeError; mjax: NotImplementedError)."""
+output's block indices (an integer-indexed read, ref[3], at its index; JAX's
+fuser_block_spec_test get/swap cases). Slicing reads are a NotImplementedError in both; a
+write whose old value is unused has no block (JAX: AttributeError; mjax:
+NotImplementedError)."""
 import numpy as np
 import pytest
 
@@ -74,3 +76,58 @@ def test_write_with_unused_old_value():
         _run("jax", "write_unused")
     with pytest.raises(NotImplementedError, match="old value is unused"):
         _run("mjax", "write_unused")
+
+
+# ---- JAX's fuser_block_spec_test get/swap cases (under jit with new_ref rather than
+# pl.run_state), the expected blocks as JAX's test states them ------------------------
+V3 = np.arange(4 * 512 * 1024, dtype=np.int32).reshape(4, 512, 1024) * 2
+
+
+def _jax_case(lib, name):
+    ns = namespace(lib)
+    jax, jnp, pl, fuser = ns.jax, ns.jnp, ns.pl, ns.fuser
+    h = fuser.make_scalar_prefetch_handler()
+    spec = pl.BlockSpec((256, 512), lambda i, j, k: (i, k))
+
+    @jax.jit
+    def go(v, x):
+        ref = jax.new_ref(v)
+        if name == "basic_get":
+            kfn, (), _ = fuser.pull_block_spec(lambda: ref[...], spec, grid_len=3,
+                                               scalar_prefetch_handler=h)()
+            return kfn((0, 1, 1), ()), jax.ref.freeze(ref)
+        if name == "get_squeezed_block_spec":
+            s = pl.BlockSpec((pl.Squeezed(), 256, 512), lambda i, j, k: (j, i, k))
+            kfn, (), _ = fuser.pull_block_spec(lambda: ref[...], s, grid_len=3,
+                                               scalar_prefetch_handler=h)()
+            return kfn((0, 3, 1), ()), jax.ref.freeze(ref)
+        if name == "get_squeezed_indexer":
+            kfn, (), _ = fuser.pull_block_spec(lambda: ref[3], spec, grid_len=3,
+                                               scalar_prefetch_handler=h)()
+            return kfn((0, 2, 1), ()), jax.ref.freeze(ref)
+
+        def f(values, x):     # ("basic_swap": the Ref is one of the values)
+            r, = values
+            return jax.ref.swap(r, ..., x)
+        t = jax.ShapeDtypeStruct((512, 1024), jnp.int32)
+        kfn, (vspecs, xspec), _ = fuser.pull_block_spec(
+            f, spec, grid_len=3, scalar_prefetch_handler=h)((ref,), t)
+        assert len(vspecs) == 1
+        assert [tuple(int(i) for i in xspec.index_map(*p)) for p in
+                [(0, 1, 2), (3, 2, 1)]] == [(0, 2), (3, 1)]
+        return kfn((0, 1, 1), (), (ref,), x), jax.ref.freeze(ref)
+    v = V3[0] if name in ("basic_get", "basic_swap") else V3
+    return [np.asarray(o) for o in go(v, np.full((256, 512), -1, np.int32))]
+
+
+@pytest.mark.parametrize("name", ["basic_get", "get_squeezed_block_spec",
+                                  "get_squeezed_indexer", "basic_swap"])
+def test_jax_get_swap_cases(name):
+    got, want = _jax_case("mjax", name), _jax_case("jax", name)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    block = {"get_squeezed_block_spec": V3[3], "get_squeezed_indexer": V3[3]}.get(
+        name, V3[0])[:256, 512:]
+    np.testing.assert_array_equal(got[0], block)
+    if name == "basic_swap":
+        assert (got[1][:256, 512:] == -1).all() and (got[1][256:] == V3[0][256:]).all()

@@ -1,12 +1,13 @@
 """Fuser rules for reads and writes of whole Refs (`ref[...]`, `ref[...] = v`) in a fused
 function closing over Refs: the Ref is blocked as the value read or written, and the
 kernel function reads or writes the block at the output's block indices of the whole
-Ref (the one the function closes over). Partial reads and writes are a
-NotImplementedError. JAX: block_spec.py's get and swap rules."""
+Ref (the one the function closes over, or a Ref argument); a read indexing dims by
+integers (`ref[3]`) reads its block at those indices. Slicing reads and partial writes
+are a NotImplementedError. JAX: block_spec.py's get and swap rules."""
 from __future__ import annotations
 
 from mjax import numpy as jnp
-from mjax.experimental.pallas.core import Blocked, no_block_spec
+from mjax.experimental.pallas.core import Blocked, Squeezed, no_block_spec
 from mjax.experimental.pallas.fuser.block_types import (EVAL_RULES, PULL_RULES,
                                                         block_size, is_squeezed,
                                                         no_block_index_transform)
@@ -16,11 +17,17 @@ from mjax.tracing.primitive import op_primitives
 _GET = op_primitives()["ref_get_p"]
 
 
-def _check_sizes(ctx, what, params):
+def _check_sizes(ctx, what, params, allow_indexed=False):
+    """Whole accesses only (with allow_indexed, dims an integer indexes too: ref[3])."""
     shape = tuple(ctx.avals_in[0].shape)
-    if tuple(params.get("sizes", shape)) != shape or params.get("squeezed"):
+    squeezed = tuple(params.get("squeezed", ()))
+    if (squeezed and not allow_indexed) or any(
+            n != s for d, (n, s) in enumerate(zip(params.get("sizes", shape), shape))
+            if d not in squeezed):
         raise NotImplementedError(f"{what} not supported yet (only whole-Ref reads and "
-                                  "writes, ref[...], are)")
+                                  "writes, ref[...], and reads indexing dims by integers, "
+                                  "ref[3], are)")
+    return squeezed
 
 
 def _block_shape(transform, what):
@@ -34,9 +41,23 @@ def _get_pull(ctx, transform, **params):
     rest = [no_block_index_transform] * (len(ctx.avals_in) - 1)
     if transform.block_shape is None:
         return [transform] + rest
-    _check_sizes(ctx, "get", params)
+    squeezed = _check_sizes(ctx, "get", params, allow_indexed=True)
     _block_shape(transform, "get")
-    return [transform] + rest
+    if not squeezed:
+        return [transform] + rest
+    # (an integer-indexed dim is squeezed in the Ref's block, at the index the read
+    # gives: the kernel function reads it from the equation's operand)
+    shape = list(transform.block_shape)
+    for d in squeezed:
+        shape.insert(d, Squeezed())
+
+    def index(*idxs):
+        out = list(transform.block_index_transform(*idxs))
+        for d in squeezed:
+            out.insert(d, 0)
+        return tuple(out)
+    return [transform.replace(block_shape=tuple(shape), block_index_transform=index)] \
+        + rest
 
 
 def _swap_pull(ctx, transform, **params):
@@ -73,11 +94,20 @@ def _get_eval(ctx, ref, *idx, **params):
     spec = ctx.in_block_specs[0]
     if spec is no_block_spec or spec.block_shape is None:
         return _GET.bind(ref, *idx, **params)
-    if not _whole_access(params, idx, ctx.avals_in[0].shape):
+    squeezed = tuple(params.get("squeezed", ()))
+    if not all(_is_zero(i) for d, i in enumerate(idx) if d not in squeezed):
         raise NotImplementedError("get not supported yet (only whole-Ref reads, "
-                                  "ref[...], are)")
-    starts, block = _block_starts(spec.block_shape, ctx.get_out_block_indices()[0])
-    return _GET.bind(ref, *starts, **block)
+                                  "ref[...], and integer-indexed ones, ref[3], are)")
+    out_shape = ctx.out_block_specs[0].block_shape
+    starts, block = _block_starts(out_shape, ctx.get_out_block_indices()[0])
+    for d in squeezed:      # (the dims the read indexes, at its indices)
+        starts.insert(d, idx[d])
+    sizes = list(block["sizes"])
+    for d in squeezed:
+        sizes.insert(d, 1)
+    kept = [d for d in range(len(idx)) if d not in squeezed]
+    out_squeezed = tuple(sorted(set(squeezed) | {kept[d] for d in block["squeezed"]}))
+    return _GET.bind(ref, *starts, sizes=tuple(sizes), squeezed=out_squeezed)
 
 
 def _swap_eval(ctx, ref, val, *idx, **params):
