@@ -38,7 +38,10 @@ def _bits_eval(ctx, key, *, bit_width, shape):
 PULL_RULES[_BITS] = lambda ctx, transform, **_: [_key_transform()]
 EVAL_RULES[_BITS] = _bits_eval
 PULL_RULES[_WRAP] = lambda ctx, transform, **_: [BlockIndexTransform(block_shape=None)]
-EVAL_RULES[_WRAP] = lambda ctx, data, *, impl: random.wrap_key_data(data, impl=impl)
+# (a key argument reaches the kernel function as the key, its jaxpr variable being the
+# key's data)
+EVAL_RULES[_WRAP] = lambda ctx, data, *, impl: data if isinstance(
+    data, prng.PRNGKeyArray) else random.wrap_key_data(data, impl=impl)
 PULL_RULES[_UNWRAP] = lambda ctx, transform, **_: [_key_transform()]
 EVAL_RULES[_UNWRAP] = lambda ctx, key: random.key_data(key)
 PULL_RULES[_FOLD_IN] = lambda ctx, transform, **_: [_key_transform(),

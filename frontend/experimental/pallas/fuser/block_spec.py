@@ -10,7 +10,9 @@ from mjax.base import tree_util
 from mjax.base.traceback_util import api_boundary
 from mjax.jaxpr.objects import Jaxpr, eval_jaxpr
 from mjax.ref import Ref
-from mjax.experimental.pallas.core import no_block_spec
+from mjax.dialect.types import KeyType
+from mjax.lax.prng import PRNGKeyArray
+from mjax.experimental.pallas.core import BlockSpec, MemorySpace, no_block_spec
 from mjax.experimental.pallas.fuser import block_rules  # noqa: F401  (fills the tables)
 from mjax.experimental.pallas.fuser import block_rules_calls  # noqa: F401
 from mjax.experimental.pallas.fuser import block_rules_more  # noqa: F401
@@ -170,6 +172,17 @@ def _wrap_scalar_prefetch(spec, grid_len):
     return _replace(spec, index_map=index_map)
 
 
+def _key_space(spec, arg):
+    """A key argument's unblocked BlockSpec is in the KEY memory space, as JAX's (mjax's
+    jaxpr takes the key's data, which random_wrap makes a key again)."""
+    if (isinstance(arg, PRNGKeyArray) or isinstance(getattr(arg, "dtype", None),
+                                                    KeyType)) and \
+            isinstance(spec, BlockSpec) and spec.block_shape is None and \
+            spec.memory_space is None:
+        return _replace(spec, memory_space=MemorySpace.KEY)
+    return spec
+
+
 def _replace(spec, **changes):
     return dataclasses.replace(spec, **changes)
 
@@ -199,7 +212,8 @@ def pull_block_spec(f, out_block_specs, *, scalar_prefetch_handler=None,
                                    grid_len=grid_len, strict_mode=strict_mode)
         kernel_fn = make_kernel_function(jaxpr, consts, in_tree, out_tree, read_usage,
                                          in_specs, env, scalar_prefetch_handler, grid_len)
-        in_specs = [_wrap_scalar_prefetch(s, grid_len) for s in in_specs]
+        in_specs = [_wrap_scalar_prefetch(_key_space(s, x), grid_len) for s, x in
+                    zip(in_specs, tree_util.tree_leaves((args, kwargs)))]
         arg_specs, kwarg_specs = tree_util.tree_unflatten(in_tree, in_specs)
         return kernel_fn, arg_specs, kwarg_specs
     return wrapped
