@@ -13,6 +13,13 @@ X = RNG.randn(16, 256).astype(np.float32)
 Y = RNG.randn(256, 256).astype(np.float32)
 Y2 = RNG.randn(512, 256).astype(np.float32)
 B = RNG.randn(256).astype(np.float32)
+Y4 = RNG.randn(2, 3, 256, 256).astype(np.float32)
+Y5 = RNG.randn(4, 2, 3, 256, 256).astype(np.float32)
+X4 = RNG.randn(4, 4, 16, 256).astype(np.float32)
+B4 = RNG.randn(4, 4, 1, 256).astype(np.float32)
+C2 = RNG.randn(2, 128, 128).astype(np.float32)
+C3 = RNG.randn(4, 2, 128, 128).astype(np.float32)
+I0, I1, I2 = np.int32(1), np.int32(2), np.int32(3)
 
 
 def _programs(ns, record):
@@ -45,6 +52,41 @@ def _programs(ns, record):
         "concat_output": (lambda x, ys: mm(x, jnp.concatenate(ys, axis=1)),
                           (X, [Y[:, :128], Y[:, 128:]]),
                           lambda x, ys: x @ np.concatenate(ys, axis=1)),
+        # (JAX's tpu_fusible_matmul_test cases, at smaller shapes)
+        "multi_slice": (lambda x, y: mm(x, y[1, 1]), (X, Y4), lambda x, y: x @ y[1, 1]),
+        "multiple_slices": (lambda x, y: mm(x, y[1][1]), (X, Y4),
+                            lambda x, y: x @ y[1][1]),
+        "multiple_dynamic_slices": (lambda x, y, i, j: mm(x, y[i][j]), (X, Y4, I0, I1),
+                                    lambda x, y, i, j: x @ y[i][j]),
+        "mixed_slices": (lambda x, y, i, j: mm(x, y[2][i, j]), (X, Y5, I0, I1),
+                         lambda x, y, i, j: x @ y[2, i, j]),
+        "mixed_slices_and_bias": (
+            lambda x, y, b, i, j, k: mm(x[k][3], y[2][i, j]) + b[i, j],
+            (X4, Y5, B4, I0, I1, I2),
+            lambda x, y, b, i, j, k: x[k][3] @ y[2][i, j] + b[i, j]),
+        "double_concat": (lambda x, ys, y3: mm(x, jnp.concatenate(
+            [jnp.concatenate(ys, axis=0), y3], axis=1)), (X, [Y[:128, :128],
+                                                          Y[128:, :128]], Y[:, 128:]),
+            lambda x, ys, y3: x @ np.concatenate([np.concatenate(ys, 0), y3], 1)),
+        "slice_concat": (lambda x, y1, y2: mm(x, jnp.concatenate([y1, y2[1, 0]], axis=0)),
+                         (X, C2[0], C3), lambda x, y1, y2: x @ np.concatenate(
+                             [y1, y2[1, 0]], 0)),
+        "slice_concat_slice": (
+            lambda x, y1, y2: mm(x, jnp.concatenate([y1, y2[3]], axis=1)[1]),
+            (X, C2, C3), lambda x, y1, y2: x @ np.concatenate([y1, y2[3]], 1)[1]),
+        "dynamic_slice_concat": (
+            lambda x, y1, y2, i, j: mm(x, jnp.concatenate([y1, y2[i]], axis=1)[j]),
+            (X, C2, C3, I2, I0),
+            lambda x, y1, y2, i, j: x @ np.concatenate([y1, y2[i]], 1)[j]),
+        "rhs_transpose_after_slice": (lambda x, y: mm(x, y[:, 128:384].T), (X, Y2.T),
+                                      lambda x, y: x @ y[:, 128:384].T),
+        "lhs_transpose": (lambda x, y: mm(x.T, y), (X.T.copy(), Y),
+                          lambda x, y: x.T @ y),
+        "out_transpose_mul": (lambda x, y: mm(x, y).T * Y[:, :16], (X, Y),
+                              lambda x, y: (x @ y).T * Y[:, :16]),
+        "reduce_sum_broadcast": (lambda x, y: jnp.broadcast_to(
+            jnp.sum(mm(x, y, bn=256), axis=1, keepdims=True), (16, 128)), (X, Y),
+            lambda x, y: np.broadcast_to((x @ y).sum(1, keepdims=True), (16, 128))),
     }
 
 
@@ -58,7 +100,10 @@ def _run(lib, name):
 
 NAMES = ["bias", "plain", "input_ops", "dynamic_slice", "rhs_transpose", "relu", "slice",
          "reduce_sum", "out_transpose", "concat_contract", "concat_output",
-         "bfloat16"]
+         "bfloat16", "multi_slice", "multiple_slices", "multiple_dynamic_slices",
+         "mixed_slices", "mixed_slices_and_bias", "double_concat", "slice_concat",
+         "slice_concat_slice", "dynamic_slice_concat", "rhs_transpose_after_slice",
+         "lhs_transpose", "out_transpose_mul", "reduce_sum_broadcast"]
 
 
 @pytest.mark.parametrize("name", NAMES)
