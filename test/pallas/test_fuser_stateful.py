@@ -2,7 +2,8 @@
 get_stateful_output_fusion_values) against JAX's and NumPy: the fusible matmul of JAX's
 tpu_fusible_matmul_with_stateful_fusions_test with read-only Refs (its pallas_call form,
 interpreted), an output fusion writing Refs (their new values as extra outputs with
-aliases), reads of a Ref after a write depending on the fusible, and JAX's errors.
+aliases), reads of a Ref after a write depending on the fusible, JAX's stateful matmul
+cases (a Ref written back through input_output_aliases), and JAX's errors.
 Partial reads and writes of Refs are not supported yet."""
 import numpy as np
 import pytest
@@ -256,3 +257,53 @@ def test_ref_argument_is_jax_error(lib):
     with pytest.raises(NotImplementedError, match="Fused functions cannot take Refs as "
                                                   "arguments"):
         ns.fuser.fuse(lambda r: r[...])(ref)
+
+
+# ---- JAX's tpu_fusible_matmul_with_stateful_fusions_test cases (smaller shapes) ----------
+def _aliased_matmul(lib, case, fuse_all=True):
+    ns = namespace(lib)
+    jax, jnp, fuser = ns.jax, ns.jnp, ns.fuser
+
+    @jax.jit
+    def run(x, y, b):
+        x_ref, b_ref = jax.new_ref(x), jax.new_ref(b)
+        mm = lambda x, y: fusible_matmul(ns, x, y, stateful=True)
+        if not fuse_all:
+            mm = fuser.fuse(mm)
+
+        def matmul(x, y):
+            if case == "simple_aliased_ref":
+                b_ref[...] = jnp.maximum(mm(x, y) + b_ref[...], 0.0)
+            elif case == "unsupported_ref_access":
+                x_ref[...] = mm(x_ref[...] + b_ref[...], y)
+            else:      # "writes_not_depending_on_output"
+                b_ref[...] = x * 2.0
+                return mm(x, y)
+        out = (fuser.fuse(matmul) if fuse_all else matmul)(x, y)
+        return out, jax.ref.freeze(b_ref)
+    return [np.asarray(v) for v in run(X, Y, A) if v is not None]
+
+
+def test_matmul_with_simple_aliased_ref():
+    # (the output fusion's Ref write goes back through pallas_call's
+    # input_output_aliases)
+    got = _aliased_matmul("mjax", "simple_aliased_ref")
+    np.testing.assert_allclose(got[0], _aliased_matmul("jax", "simple_aliased_ref")[0],
+                               rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(got[0], _aliased_matmul("mjax", "simple_aliased_ref",
+                                                       fuse_all=False)[0], rtol=1e-6)
+    np.testing.assert_allclose(got[0], np.maximum(X @ Y + A, 0), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("lib", ["jax", "mjax"])
+def test_matmul_forbids_unsupported_ref_access(lib):
+    # (the input fusion reads the Ref the output fusion writes: the same Ref object
+    # among both fusions' values, which fusible_matmul refuses)
+    with pytest.raises(ValueError, match="fusible_matmul does not support"):
+        _aliased_matmul(lib, "unsupported_ref_access")
+
+
+@pytest.mark.parametrize("lib", ["jax", "mjax"])
+def test_matmul_with_writes_that_do_not_depend_on_output(lib):
+    with pytest.raises(ValueError, match="must depend on an output"):
+        _aliased_matmul(lib, "writes_not_depending_on_output")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import weakref
 
 from mjax.base import tree_util
 from mjax.base.traceback_util import api_boundary
@@ -112,6 +113,19 @@ def get_stateful_output_fusion_values(fusion, *args, **kwargs):
                               allow_additional_outputs=True)
 
 
+# (one Ref object per traced Ref, so fusions reading the same Ref give the same value
+# object, as JAX's do: a fusible can tell a Ref its output fusion writes by identity.
+# A Ref holds its tracer, so the id is not reused while the entry lives)
+_REFS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _ref_of(tracer) -> Ref:
+    ref = _REFS.get(id(tracer))
+    if ref is None or ref._tracer is not tracer:
+        ref = _REFS[id(tracer)] = Ref(tracer=tracer)
+    return ref
+
+
 def _get_fusion_values(fusion, args, kwargs, discharge_refs=False,
                        allow_additional_outputs=False):
     jaxpr, values, _, out_tree = jaxpr_util.trace(fusion, *args, **kwargs)
@@ -121,7 +135,7 @@ def _get_fusion_values(fusion, args, kwargs, discharge_refs=False,
             raise ValueError("Ref values are only supported in get_fusion_values when "
                              "discharge_refs is True.")
         # (a traced Ref is captured as its memref value: the values hold Refs, as JAX's)
-        values = [Ref(tracer=c) if stateful.is_ref_var(v) and not isinstance(c, Ref)
+        values = [_ref_of(c) if stateful.is_ref_var(v) and not isinstance(c, Ref)
                   else c for v, c in zip(jaxpr.constvars, values)]
         jaxpr, written = stateful.discharge(jaxpr)
         if allow_additional_outputs and written:
