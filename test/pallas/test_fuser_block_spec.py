@@ -358,3 +358,28 @@ def test_reshape_lanes_to_sublanes(lib):
     with pytest.raises(NotImplementedError):
         fuser.pull_block_spec(f2, pl.BlockSpec((256, 4, 256), lambda i, j, k: (i, j, k)),
                               grid_len=3)(values, t)
+
+
+def _axis_index_fusion(lib):
+    ns = namespace(lib)
+    jax, jnp, lax, pl, fuser = ns.jax, ns.jnp, ns.lax, ns.pl, ns.fuser
+    P = jax.sharding.PartitionSpec
+
+    def body(x):
+        t = jax.ShapeDtypeStruct(x.shape, x.dtype)
+        f2, vals, _ = fuser.get_fusion_values(
+            lambda v: v * 2 + lax.axis_index("i").astype(jnp.float32), t)
+        kfn, _, _ = fuser.pull_block_spec(
+            f2, pl.BlockSpec((16, 128), lambda i, j: (i, j)), grid_len=2)(vals, t)
+        return kfn((1, 1), (), vals, x[16:32, 128:])
+    mesh = jax.make_mesh((1,), ("i",))
+    return np.asarray(jax.shard_map(body, mesh=mesh, in_specs=P(),
+                                    out_specs=P("i"))(X2))
+
+
+def test_axis_index_in_a_fusion():
+    # (axis_index is evaluated in the kernel function, as JAX's eval rule; JAX 0.10.2's
+    # fuser then stops at the pvary its shard_map stages, which mjax's has not)
+    with pytest.raises(NotImplementedError, match="pvary"):
+        _axis_index_fusion("jax")
+    np.testing.assert_array_equal(_axis_index_fusion("mjax"), X2[16:32, 128:] * 2)

@@ -287,3 +287,7 @@ EVAL_RULES[_TILE] = _tile_eval
 PULL_RULES[lax.bitcast_convert_type_p] = _bitcast_pull
 EVAL_RULES[lax.bitcast_convert_type_p] = lambda ctx, x, *, new_dtype: \
     lax.bitcast_convert_type(x, new_dtype)
+
+# (axis_index gives a scalar, which operands take unblocked: only its evaluation, as JAX)
+_AXIS_INDEX = op_primitives()["axis_index_p"]
+EVAL_RULES[_AXIS_INDEX] = lambda ctx, **params: _AXIS_INDEX.bind(**params)
