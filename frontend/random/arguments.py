@@ -13,7 +13,9 @@ from mjax import lax
 from mjax import numpy as jnp
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.jit.jitted import jit
+from mjax.lax.prng import staged
 from mjax.lax.sharding import apply_out_sharding
+from mjax.tracing.core import current_trace
 
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32),
          64: np.dtype(np.uint64)}
@@ -113,6 +115,15 @@ def _jit(static=()):
     def wrap(fun):
         return jit(fun, static_argnames=static)
     return wrap
+
+
+def nested(jitted, *args, **kwargs):
+    """A sampler's jitted body called from a trace as JAX calls its samplers' jits: a
+    nested jit (JAX's jaxpr has `jit[name=_uniform]`; in a Pallas kernel its literal
+    arguments become constants where it is called); elsewhere prng.staged's call."""
+    if current_trace() is not None:
+        return jitted(*args, **kwargs)
+    return staged(jitted, *args, **kwargs)
 
 
 def _no_sharding(out_sharding):

@@ -9,6 +9,7 @@ from mjax.specs import dtypes
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.lax.prng import impl_of, staged
+from mjax.random.arguments import nested
 from mjax.random.arguments import (_SHAPE_DTYPE, _UINT, _canon_shape, _check_float,
                                    _check_shape, _const, _finfo, _jit, _laid_out,
                                    _no_sharding, _promote_inexact, _shape_of, _user_dtype)
@@ -88,7 +89,7 @@ def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got "
                         f"{dtype}.")
     p = lax.convert_element_type(jnp.asarray(p), dtype)
-    return staged(_bernoulli, key, p, shape=shape, mode=mode)
+    return nested(_bernoulli, key, p, shape=shape, mode=mode)   # (JAX's jit, as uniform's)
 
 
 @_jit(("shape", "mode"))

@@ -7,10 +7,10 @@ import numpy as np
 from mjax.specs import dtypes
 from mjax import lax
 from mjax import numpy as jnp
-from mjax.lax.prng import staged
 from mjax.random.arguments import (_UINT, _canon_shape, _check_float, _check_shape,
                                    _const, _finfo, _jit, _laid_out, _no_sharding,
                                    _shape_of, _user_dtype)
+from mjax.random.arguments import nested as staged
 from mjax.random.keys import _check_prng_key, _random_bits, _split
 
 
@@ -80,10 +80,11 @@ def _normal(key, shape, dtype):
     return _normal_real(key, shape, dtype)
 
 
+@_jit(("shape", "dtype"))
 def _normal_real(key, shape, dtype):
     lo = np.array(-1.0 + float(_finfo(dtype).epsneg), dtype)  # nextafter(-1, 0)
     u = _uniform_in(key, shape, dtype, lo, np.array(1.0, dtype))
-    return lax.mul(jnp.full(u.shape, np.sqrt(2), dtype), lax.erf_inv(u))
+    return lax.mul(np.array(np.sqrt(2), dtype), lax.erf_inv(u))
 
 
 def _normal_in(key, shape, dtype):

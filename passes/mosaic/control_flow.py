@@ -275,7 +275,16 @@ def _while_as_fori(kl, op, args, cond_nconsts, body_nconsts, ub_at, inc) -> list
     return [ub] * n_bounds + values
 
 
-MOSAIC.register(T.CallOp, T.CheckpointOp, T.CustomJvpCallOp, T.CustomVjpCallOp)(inline_call)
+@MOSAIC.register(T.CallOp, T.CustomJvpCallOp, T.CustomVjpCallOp)
+def _call(kl, op, *args, **params):
+    # (JAX's rules for these take MLIR values: a literal argument becomes its constant
+    # here, where it is called, not where the callee first uses it)
+    args = [kl.value(x, a.dtype) if isinstance(x, Const) else x
+            for x, a in zip(args, avals_in(op))]
+    return inline_call(kl, op, *args, **params)
+
+
+MOSAIC.register(T.CheckpointOp)(inline_call)
 MOSAIC.register(T.CheckpointNameOp, T.XlaMetadataValueOp, Sh.ShardingConstraintOp)(
     pass_through)
 MOSAIC.unsupported(C.YieldOp, "a terminator: its region's op lowers it")

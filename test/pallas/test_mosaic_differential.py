@@ -4,9 +4,10 @@ platforms=["tpu"])`, its forward-compatible form, serde version 11) and lowered 
 pass; both `tpu_custom_call` bodies are decoded (base64 -> bytecode -> mosaic-serde
 {serialize=false}) and compared, names and locations aside.
 
-`EXACT` kernels print identically (SSA names aside, the kernel named @kernel). The others
-differ only where mjax's frontend traces a different jaxpr than JAX's (the reason is
-given) and are compared after `canonicalize,cse` on both sides, constants by value.
+`EXACT` kernels print identically (SSA names aside, the kernel named @kernel): all of them
+now. A kernel where mjax's frontend traced a different jaxpr than JAX's would be listed in
+FRONTEND_DIFFERENCES with the reason and compared after `canonicalize,cse` on both sides,
+constants by value.
 """
 from __future__ import annotations
 
@@ -51,17 +52,10 @@ EXACT = {"add", "matmul", "matmul_transposed_rhs", "acc_matmul", "softmax", "pro
          "tpu_bitcast", "pltpu_load_store_views", "scalar_reductions",
          "int_mask", "view_windows", "with_scoped", "float_scalar_prefetch",
          "semaphore_int_shape", "matrix_vector_dot", "jitted_kernel", "dead_cond_operand",
-         "vmap_scalar_prefetch", "fori_unroll"}
-# kernel -> how mjax's traced jaxpr differs from JAX's
-FRONTEND_DIFFERENCES: dict = {
-    "pallas_key_samplers": "JAX's jax.random samplers are jits of their own, whose "
-                           "literal arguments (minval, maxval, p) its lowering makes "
-                           "constants where it calls them; mjax's are inline",
-    "sample_block": "the same: its tiles are drawn by jax.random.uniform",
-    "stateful": "the same: pltpu.stateful_* are jax.random's samplers",
-    "threefry_guide": "the same: jax.random.uniform's minval and maxval",
-    "threefry_seed": "the same: jax.random.normal's and bernoulli's literals",
-}
+         "vmap_scalar_prefetch", "fori_unroll", "pallas_key_samplers", "sample_block",
+         "stateful", "threefry_guide", "threefry_seed"}
+# kernel -> how mjax's traced jaxpr differs from JAX's: none, every kernel is exact
+FRONTEND_DIFFERENCES: dict = {}
 # kernels with a rank-1 block, which JAX's lowering checks against the chip's tiling
 # (tpu_info.get_tpu_info): on a CPU, the oracle is told the chip is a v5e
 RANK1_BLOCKS = {"threefry_guide", "fori_unroll", "int_mask"}
