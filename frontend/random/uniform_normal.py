@@ -25,7 +25,7 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0, *, out_sharding=N
     return staged(_uniform, key, minval, maxval, shape=shape, dtype=dtype)
 
 
-def _uniform_impl(key, minval, maxval, shape, dtype):
+def _uniform(key, minval, maxval, shape, dtype):   # (JAX's jit name)
     _check_shape("uniform", shape)
     minval = lax.convert_element_type(jnp.asarray(minval), dtype)
     maxval = lax.convert_element_type(jnp.asarray(maxval), dtype)
@@ -47,7 +47,7 @@ def _uniform_impl(key, minval, maxval, shape, dtype):
     return jnp.maximum(minval, jnp.reshape(floats * (maxval - minval) + minval, shape))
 
 
-_uniform = _jit(("shape", "dtype"))(_uniform_impl)
+_uniform = _jit(("shape", "dtype"))(_uniform)
 
 
 def _uniform_in(key, shape, dtype, minval=0.0, maxval=1.0):

@@ -582,3 +582,23 @@ def test_abstract_keys_in_eval_shape_and_lower_as_jax():
                 repr(j.eval_shape(lambda k: j.random.split(k), j.random.key(0, impl="rbg"))),
                 repr(sds)]
     assert run(mjax) == run(jax)
+
+
+def _jit_names(jaxpr):
+    return [(e.params["name"], _jit_names(e.params["jaxpr"].jaxpr))
+            for e in jaxpr.eqns if e.primitive.name in ("jit", "pjit")]
+
+
+def test_traced_samplers_are_nested_jits_as_jax():
+    """uniform, normal and bernoulli traced into a jaxpr: JAX's nest of jits (_normal >
+    _normal_real > _uniform, _bernoulli > _uniform), their literal arguments passed in
+    (a Pallas kernel's Mosaic makes them constants at the call); the values JAX's."""
+    def cases(J):
+        return (lambda k: J.random.uniform(k, (8,), minval=-1.0, maxval=2.0),
+                lambda k: J.random.normal(k, (8,)),
+                lambda k: J.random.bernoulli(k, 0.3, (8,)))
+    for f, g in zip(cases(jax), cases(mjax)):
+        want, got = (J.make_jaxpr(h)(J.random.key(3)) for J, h in ((jax, f), (mjax, g)))
+        assert _jit_names(got.jaxpr) == _jit_names(want.jaxpr) != []
+        np.testing.assert_array_equal(mjax.jit(g)(mjax.random.key(3)),
+                                      jax.jit(f)(jax.random.key(3)))
