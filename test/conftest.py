@@ -173,6 +173,15 @@ _RECHECK = os.environ.get("MJAX_IREE_RECHECK", "") not in ("", "0")
 # TensorFlow's tests run in a child process (test/test_tf_in_child.py says why); that child
 # sets MJAX_TF_CHILD so that it collects them.
 collect_ignore_glob = [] if os.environ.get("MJAX_TF_CHILD") else ["tf/*"]
+# Files whose tests scan the whole heap (the tracer leak checkers, JAX's and mjax's, walk
+# every object's referrers; reference counts and memory kept across calls) run in a fresh
+# child process (test/test_fresh_process.py): in a worker that has run a thousand tests
+# one such test took two minutes, alone nine seconds. The child sets MJAX_FRESH_CHILD so that it collects them.
+FRESH_PROCESS_FILES = ["frontend/tracing/test_leak_check.py", "runtime/test_fastpath_refcounts.py",
+                       "frontend/arrays/test_eager_rerun.py",
+                       "frontend/arrays/test_eager_fast_paths.py"]
+if not os.environ.get("MJAX_FRESH_CHILD"):
+    collect_ignore_glob += FRESH_PROCESS_FILES
 
 
 @pytest.fixture(autouse=True)
@@ -190,9 +199,9 @@ def _tensorflow_stays_out():
 # of a function parametrized three or more ways only its first case and a fixed sixth of
 # the rest (by a hash of the test id, so adding a case does not reshuffle the others), and
 # none of the slow tier's tests (test/slow_tier.txt). MJAX_TEST_TIER=full runs everything.
-# The lit suite (mjax-opt's contract) always runs whole; the TensorFlow files' launcher
-# is thinned inside its child.
-NEVER_THINNED = {"test_lit.py", "test_tf_in_child.py"}
+# The lit suite (mjax-opt's contract) always runs whole; the launchers of the TensorFlow
+# files and of the fresh-process files are thinned inside their children.
+NEVER_THINNED = {"test_lit.py", "test_tf_in_child.py", "test_fresh_process.py"}
 FULL_TIER = os.environ.get("MJAX_TEST_TIER", "").lower() == "full"
 _SLOW_TIER = os.path.join(os.path.dirname(__file__), "slow_tier.txt")
 
