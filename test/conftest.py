@@ -176,10 +176,10 @@ collect_ignore_glob = [] if os.environ.get("MJAX_TF_CHILD") else ["tf/*"]
 # Files whose tests scan the whole heap (the tracer leak checkers, JAX's and mjax's, walk
 # every object's referrers; reference counts and memory kept across calls) run in a fresh
 # child process (test/test_fresh_process.py): in a worker that has run a thousand tests
-# one such test took two minutes, alone nine seconds. The child sets MJAX_FRESH_CHILD so that it collects them.
-FRESH_PROCESS_FILES = ["frontend/tracing/test_leak_check.py", "runtime/test_fastpath_refcounts.py",
-                       "frontend/arrays/test_eager_rerun.py",
-                       "frontend/arrays/test_eager_fast_paths.py"]
+# one such test took two minutes, alone nine seconds. The child sets MJAX_FRESH_CHILD so
+# that it collects them.
+from fresh_process_files import FRESH_PROCESS_FILES  # noqa: E402
+
 if not os.environ.get("MJAX_FRESH_CHILD"):
     collect_ignore_glob += FRESH_PROCESS_FILES
 

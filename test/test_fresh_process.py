@@ -1,4 +1,4 @@
-"""The test files conftest.FRESH_PROCESS_FILES names run here, each in a child pytest
+"""The test files fresh_process_files.py names run here, each in a child pytest
 process of its own: their tests scan the whole heap (the tracer leak checkers walk every
 object's referrers), which in a worker that has run a thousand tests costs minutes a
 test. The child runs the same tier as its parent (MJAX_TEST_TIER) and collects the file
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FRESH_PROCESS_FILES
+from fresh_process_files import FRESH_PROCESS_FILES
 
 ROOT = Path(__file__).resolve().parents[1]
 
