@@ -9,13 +9,10 @@ process collect it). The child runs the same tier as its parent (MJAX_TEST_TIER)
 """
 import importlib.util
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from child_pytest import ROOT, run_in_child
 TF_FILES = sorted(p.name for p in (ROOT / "test" / "tf").glob("test_*.py"))
 
 
@@ -27,8 +24,4 @@ def test_tensorflow_file_in_a_child_process(name):
             importlib.util.find_spec("tensorflow") is None:
         pytest.skip("TPU: needs tensorflow, a test dependency not installed on the TPU "
                     "machine")
-    env = dict(os.environ, MJAX_TF_CHILD="1")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-rfE",
-                           f"test/tf/{name}"], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=1500)
-    assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-3000:]
+    run_in_child(f"test/tf/{name}", "MJAX_TF_CHILD")
