@@ -666,13 +666,16 @@ class Jitted:
         ref_avals = ref_slots(entry, traced, self.fun)
         out_avals = traced.out_avals + ref_avals
         ref_outs = [in_shardings[i] if i is not None else replicated for i, _ in entry.refs]
-        backend = get_backend(self._backend)
+        # (the mesh's devices' backend: a mesh of the host CPU's devices beside a TPU
+        # compiles and runs there, as in JAX)
+        backend_name = self._backend_for(list(mesh.devices.flat[:1]))
+        backend = get_backend(backend_name)
         finishing = finishing_passes(backend, layout_api.layout_modes_pass(
             self._layouts, traced), memory_kinds.memory_kinds_pass(
                 *self._memory_kinds(list(leaves), in_shardings, traced), backend.platform))
         printed = spmd.lower(traced.module, all_in, list(entry.out_shardings) + ref_outs,
                              out_avals, mesh, donated, user_passes=self._user_passes(),
-                             finishing=finishing)
+                             finishing=finishing, backend=backend_name)
         entry.executable = compile_printed(
             printed, backend, list(mesh.devices.flat), num_partitions=mesh.size,
             out_avals=out_avals, options=xla_compile_options(self._compiler_options))

@@ -244,7 +244,7 @@ class Traced(_Signature):
         if self._layout is not None:   # over a mesh: frontend/spmd/jit.py
             jaxpr = spmd.lower(module, self._layout[0], self._layout[1],
                                self._traced.out_avals, self._layout[2], text=False,
-                               user_passes=self._user_passes)
+                               user_passes=self._user_passes, backend=backend)
         else:
             jaxpr = lower_module(module, self._user_passes, keep_jaxpr=True,
                                  backend=backend)

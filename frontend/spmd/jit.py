@@ -267,28 +267,30 @@ def annotate(module, in_shardings, out_shardings, out_avals) -> None:
 
 
 def lower(module, in_shardings, out_shardings, out_avals, mesh, donated=None,
-          text: bool = True, user_passes=(), finishing=()):
+          text: bool = True, user_passes=(), finishing=(), backend: str | None = None):
     """Lowers a traced module, in place, to StableHLO compiled for `mesh` (see the
     module docstring) and prints it for the backend after the `finishing` passes
     (a passes.pipeline.Printed; when not `text`: a copy of the module just before
     --jaxpr-to-stablehlo, for Lowered.as_text(dialect="jaxpr")); `in_shardings` covers
     @main's arguments, `out_shardings` its results (None: unconstrained);
-    `user_passes` run at their points (docs/passes.md)."""
+    `user_passes` run at their points (docs/passes.md); `backend`: the backend whose
+    devices the mesh holds, where it is not the default's (the host CPU beside a TPU)."""
     token = CALLER_DEVICES.set(mesh.size)
     try:
         return _lower(module, in_shardings, out_shardings, out_avals, mesh, donated,
-                      list(finishing) if text else None, user_passes)
+                      list(finishing) if text else None, user_passes, backend)
     finally:
         CALLER_DEVICES.reset(token)
 
 
 def _lower(module, in_shardings, out_shardings, out_avals, mesh, donated, finishing,
-           user_passes):
+           user_passes, backend):
     if not _named_over(mesh, list(in_shardings) + list(out_shardings)):
-        jaxpr = lower_module(module, user_passes, keep_jaxpr=finishing is None)
+        jaxpr = lower_module(module, user_passes, keep_jaxpr=finishing is None,
+                             backend=backend)
         return _finish(module, donated, lambda m: annotate(m, in_shardings, out_shardings,
                                                            out_avals), finishing, jaxpr)
-    pipeline = compile_pipeline(user_passes)
+    pipeline = compile_pipeline(user_passes, backend)
     cut = step_names(pipeline).index("jaxpr-to-stablehlo")
     after = None
     if config.read("mjax_verify_each_pass") or config.read("jax_enable_checks"):

@@ -25,6 +25,7 @@ from mjax.experimental import pallas as pl  # noqa: E402
 from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 from mjax.experimental.pallas.lockstep import PallasDeadlockError  # noqa: E402
 
+from cpu_oracle import on_the_host_cpu  # noqa: E402
 from test_multicore_mosaic import (CORES, LIBS, TALKING, _args, as_v5p,  # noqa: E402
                                    interpreting_as_v5p)
 
@@ -162,7 +163,11 @@ def _mjax(make, x, interpret):
         return _leaves(mjax.jit(make(mjax, pl, pltpu, interpret=interpret))(x))
 
 
-def _jax(make, x):
+@on_the_host_cpu
+def _jax(name, x):
+    """JAX's TPU interpret mode's values of kernel `name` (on the chip: in a CPU-only
+    child process, test/cpu_oracle.py)."""
+    make = _kernel(name)[0]
     with interpreting_as_v5p(jax):
         return _leaves(jax.jit(make(jax, jpl, jpltpu,
                                     interpret=jpltpu.InterpretParams()))(x))
@@ -179,7 +184,7 @@ def _kernel(name):
 def test_values_match_jax_interpreter_and_numpy(name):
     make, numpy, x = _kernel(name)
     got = _mjax(make, x, pltpu.InterpretParams())
-    want = _jax(make, x)
+    want = _jax(name, x)
     expected = _leaves(numpy(x))
     assert len(got) == len(want) == len(expected)
     for g, w, e in zip(got, want, expected):
@@ -214,12 +219,19 @@ def _leftover(J, P, T, x):
                     interpret=T.InterpretParams())(x)
 
 
+@on_the_host_cpu
+def _jax_leftover(x):
+    """JAX's interpreter runs _leftover and prints its report (on the chip: in a
+    CPU-only child process, test/cpu_oracle.py, whose stdout is this process's)."""
+    with interpreting_as_v5p(jax):
+        jax.jit(lambda x: _leftover(jax, jpl, jpltpu, x))(x).block_until_ready()
+
+
 def test_semaphore_left_non_zero_is_reported(capfd):
     """As JAX's interpreter reports it: the device and the global core."""
     x = np.ones((8, 128), np.float32)
     tail = "has non-zero count for 0 (global core 0) at kernel exit: 1"
-    with interpreting_as_v5p(jax):
-        jax.jit(lambda x: _leftover(jax, jpl, jpltpu, x))(x).block_until_ready()
+    _jax_leftover(x)
     assert tail in capfd.readouterr().out
     with interpreting_as_v5p(mjax):
         got = mjax.jit(lambda x: _leftover(mjax, pl, pltpu, x))(x)
@@ -230,9 +242,9 @@ def test_semaphore_left_non_zero_is_reported(capfd):
 
 def test_jax_interpreter_refuses_a_core_device_id():
     """(Where mjax goes further: JAX's interpreter refuses device_id={core_axis: c}.)"""
-    make, shapes = TALKING["guide_swap_kernel"]
+    shapes = TALKING["guide_swap_kernel"][1]
     with pytest.raises(NotImplementedError, match="core"):
-        _jax(make, _args(shapes)[0])
+        _jax("guide_swap_kernel", _args(shapes)[0])
 
 
 def test_unsatisfied_wait_raises():

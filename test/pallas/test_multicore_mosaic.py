@@ -38,6 +38,7 @@ from mjax.experimental.pallas import tpu_info as mjax_tpu_info  # noqa: E402
 
 from jaxlib.mlir import ir  # noqa: E402
 
+from cpu_oracle import on_the_host_cpu  # noqa: E402
 from test_mosaic_differential import (assert_same_mosaic, context, custom_calls,  # noqa: E402
                                       decode, jax_tpu_text, tpu_mosaic)
 
@@ -250,6 +251,16 @@ def _leaves(out):
     return [np.asarray(o) for o in (out if isinstance(out, tuple) else (out,))]
 
 
+@on_the_host_cpu
+def jax_interpreted(name, args):
+    """JAX's TPU interpret mode's values of kernel `name` (on the chip: in a CPU-only
+    child process, test/cpu_oracle.py)."""
+    make, _ = KERNELS[name]
+    with interpreting_as_v5p(jax):
+        jf, _ = make(jax, jpl, jpltpu, interpret=jpltpu.InterpretParams())
+        return _leaves(jax.jit(jf)(*args))
+
+
 @pytest.mark.parametrize("name", KERNELS)
 def test_tpu_interpret_values_match_jax_and_numpy(name):
     """Both libraries' TPU interpret mode (pltpu.InterpretParams), each core's instance
@@ -259,9 +270,7 @@ def test_tpu_interpret_values_match_jax_and_numpy(name):
     with interpreting_as_v5p(mjax):
         f, want_of = make(mjax, pl, pltpu, interpret=pltpu.InterpretParams())
         got = _leaves(mjax.jit(f)(*args))
-    with interpreting_as_v5p(jax):
-        jf, _ = make(jax, jpl, jpltpu, interpret=jpltpu.InterpretParams())
-        want = _leaves(jax.jit(jf)(*args))
+    want = jax_interpreted(name, args)
     numpy = _leaves(want_of(*args))
     assert len(got) == len(want) == len(numpy)
     for g, w, n in zip(got, want, numpy):

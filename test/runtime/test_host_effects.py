@@ -31,3 +31,24 @@ def test_callbacks_on_the_cpu_finish_before_the_call_returns():
     cpu = mjax.devices("cpu")[0]           # (also beside an accelerator)
     mjax.jit(lambda x: mjax.debug.callback(seen.append, x), device=cpu)(np.float32(2))
     assert seen and host_effects.PENDING == {}
+
+
+def test_a_mesh_of_cpu_devices_runs_on_the_cpu_backend():
+    """A jit over a mesh of the host CPU's devices compiles and runs on the CPU's backend,
+    also beside a TPU (where it was compiled by the TPU's client before, and a program
+    calling back failed: 'Unknown PjRt global device ID for IFRT device ID 1')."""
+    cpus = mjax.devices("cpu")[:2]
+    mesh = mjax.make_mesh((2,), ("d",), devices=cpus)
+    spec = mjax.sharding.PartitionSpec("d")
+    seen = []
+
+    def body(x):
+        mjax.debug.callback(lambda v: seen.append(np.asarray(v)), x)
+        return x * 2.0
+    f = mjax.shard_map(body, mesh=mesh, in_specs=spec, out_specs=spec)
+    x = np.arange(8, dtype=np.float32)
+    out = mjax.jit(f)(mjax.device_put(x, mjax.sharding.NamedSharding(mesh, spec)))
+    mjax.effects_barrier()
+    np.testing.assert_array_equal(np.asarray(out), x * 2.0)
+    assert {d.platform for d in out.devices()} == {"cpu"}
+    assert sorted(np.concatenate(seen).tolist()) == x.tolist()
