@@ -69,11 +69,24 @@ def _child(call: str, result: str) -> None:
     except Exception as e:  # noqa: BLE001  (raised again in the parent)
         out = (False, e)
     sys.stdout.flush()
+    Path(result).write_bytes(_pickled(out, name))
+
+
+def _pickled(out, name: str) -> bytes:
+    """`out` pickled; an exception whose arguments do not pickle (a tracer in them) as
+    its class with its message, else as a RuntimeError naming it."""
     try:
-        payload = pickle.dumps(out)
+        return pickle.dumps(out)
     except Exception as e:  # noqa: BLE001
-        payload = pickle.dumps((False, RuntimeError(f"{name}: {out[1]!r} ({e})")))
-    Path(result).write_bytes(payload)
+        if out[0]:
+            raise
+        for again in (lambda: type(out[1])(str(out[1])),
+                      lambda: RuntimeError(f"{name}: {out[1]!r} ({e})")):
+            try:
+                return pickle.dumps((False, again()))
+            except Exception:  # noqa: BLE001,S112  (the next form)
+                continue
+        raise
 
 
 if __name__ == "__main__":

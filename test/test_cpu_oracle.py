@@ -20,6 +20,16 @@ def _refuse(what):
     raise NotImplementedError(f"no {what}")
 
 
+class _Unpicklable:
+    def __reduce__(self):
+        raise TypeError("cannot pickle this")
+
+
+@on_the_host_cpu
+def _refuse_with_an_unpicklable_argument():
+    raise NotImplementedError({"core": _Unpicklable()})
+
+
 def test_value_prints_and_platform_come_back(capfd):
     x = np.arange(6.0).reshape(2, 3)
     got, platforms = _in_child(_scaled, (x,), {"by": 3.0})
@@ -31,6 +41,12 @@ def test_value_prints_and_platform_come_back(capfd):
 def test_exceptions_are_raised_here():
     with pytest.raises(NotImplementedError, match="no cores"):
         _in_child(_refuse, ("cores",), {})
+
+
+def test_exceptions_whose_arguments_do_not_pickle_keep_their_class():
+    """(JAX's interpreter's NotImplementedError holds a tracer among its arguments.)"""
+    with pytest.raises(NotImplementedError, match="core"):
+        _in_child(_refuse_with_an_unpicklable_argument, (), {})
 
 
 def test_off_the_chip_it_calls_the_function_here():
