@@ -1,9 +1,9 @@
 """pull_block_spec of functions closing over Refs (the ref get/swap rules) against JAX's
 and NumPy: the kernel function reads, or swaps, the block of the whole Ref at the
 output's block indices (an integer-indexed read, ref[3], at its index; JAX's
-fuser_block_spec_test get/swap cases). Slicing reads are a NotImplementedError in both; a
-write whose old value is unused has no block (JAX: AttributeError; mjax:
-NotImplementedError)."""
+fuser_block_spec_test get/swap cases). Slicing reads and partial swaps are a
+NotImplementedError in both; a write whose old value is unused has no block (an
+AttributeError in both; mjax's is also a NotImplementedError)."""
 import numpy as np
 import pytest
 
@@ -35,6 +35,10 @@ def _run(lib, name):
             f = lambda v: jax.ref.swap(r, ..., jnp.tanh(v)) + 1
         elif name == "read_partial":
             f = lambda v: r[16:32] + v[:16]
+        elif name == "swap_partial":      # (JAX's pull takes it; its kernel side not)
+            f = lambda v: jax.ref.swap(r, (slice(0, 64), slice(0, 128)), v[:, :128]) + 1
+        elif name == "swap_int":
+            f = lambda v: jax.ref.swap(r, (3,), v[0]) + 1
         else:       # "write_unused"
             def f(v):
                 r[...] = v * 2
@@ -71,10 +75,30 @@ def test_partial_ref_read_is_not_supported(lib):
         _run(lib, "read_partial")
 
 
+@pytest.mark.parametrize("lib", ["jax", "mjax"])
+def test_partial_ref_swap_is_not_supported(lib):
+    with pytest.raises(NotImplementedError, match="swap not supported yet"):
+        _run(lib, "swap_partial")
+
+
+@pytest.mark.parametrize("lib", ["jax", "mjax"])
+def test_integer_indexed_ref_swap_is_jax_error(lib):
+    # (JAX's swap rule gives its index operand no transform: a ValueError; mjax's is
+    # also the NotImplementedError of the kernel side)
+    with pytest.raises(ValueError):
+        _run(lib, "swap_int")
+    if lib == "mjax":
+        with pytest.raises(NotImplementedError, match="swap not supported yet"):
+            _run(lib, "swap_int")
+
+
 def test_write_with_unused_old_value():
+    # (JAX's AttributeError; mjax's error is also a NotImplementedError saying why)
     with pytest.raises(AttributeError):
         _run("jax", "write_unused")
-    with pytest.raises(NotImplementedError, match="old value is unused"):
+    with pytest.raises(AttributeError, match="old value is unused"):
+        _run("mjax", "write_unused")
+    with pytest.raises(NotImplementedError):
         _run("mjax", "write_unused")
 
 

@@ -3,8 +3,8 @@ get_stateful_output_fusion_values) against JAX's and NumPy: the fusible matmul o
 tpu_fusible_matmul_with_stateful_fusions_test with read-only Refs (its pallas_call form,
 interpreted), an output fusion writing Refs (their new values as extra outputs with
 aliases), reads of a Ref after a write depending on the fusible, JAX's stateful matmul
-cases (a Ref written back through input_output_aliases), and JAX's errors.
-Partial reads and writes of Refs are not supported yet."""
+cases (a Ref written back through input_output_aliases), and JAX's errors. Partial
+reads and writes of Refs: test_fuser_partial_refs.py."""
 import numpy as np
 import pytest
 
@@ -224,30 +224,6 @@ def test_writes_with_several_output_fusions_is_jax_error(lib):
     with pytest.raises(ValueError, match="Multiple output fusions are not currently "
                                          "supported for fusions that write to Refs."):
         run(X, B)
-
-
-def test_partial_ref_access_is_not_supported_yet():
-    ns = namespace("mjax")
-    jax, fuser = ns.jax, ns.fuser
-
-    @jax.jit
-    def partial_read(b):
-        b_ref = jax.new_ref(b)
-        return fuser.get_stateful_input_fusion_values(lambda: b_ref[1:3] * 2)
-    with pytest.raises(NotImplementedError, match="reading part of a Ref"):
-        partial_read(B)
-
-    @jax.jit
-    def partial_write(b):
-        b_ref = jax.new_ref(b)
-
-        def z(v):
-            b_ref[0] = v[0]
-            return v
-        return fuser.get_stateful_output_fusion_values(
-            z, jax.ShapeDtypeStruct(b.shape, b.dtype))
-    with pytest.raises(NotImplementedError, match="writing part of a Ref"):
-        partial_write(B)
 
 
 @pytest.mark.parametrize("lib", ["jax", "mjax"])

@@ -10,6 +10,7 @@ from mjax.jaxpr.objects import eval_jaxpr
 from mjax.experimental.pallas.core import BlockSpec, no_block_spec
 from mjax.experimental.pallas.fuser import jaxpr_util
 from mjax.experimental.pallas.fuser.block_types import (ILLEGAL, PULL_RULES,
+                                                        SCALAR_OPERAND_RULES,
                                                         BlockIndexTransform,
                                                         NoBlockIndexTransform,
                                                         PullRuleContext, Usage,
@@ -134,13 +135,16 @@ def pull_transforms(jaxpr, out_transforms, *, read_usage, scalar_prefetch_handle
         ctx = PullRuleContext(tuple(v.aval for v in eqn.invars),
                               tuple(v.aval for v in eqn.outvars),
                               tuple(read_usage(v) for v in jaxpr.outvars),
-                              scalar_prefetch_handler, grid_len, strict_mode)
+                              scalar_prefetch_handler, grid_len, strict_mode,
+                              literal_operands=tuple(isinstance(v, Literal)
+                                                     for v in eqn.invars))
         usages = [set() if isinstance(v, Literal) else read_usage(v) for v in eqn.invars]
         # (the scalar operands a rule computes indices from: scalar-prefetch values
         # and literals, in operand order; kernel_fn substitutes the same ones)
         needed = [v for v, u in zip(eqn.invars, usages)
                   if isinstance(v, Literal) or Usage.SCALAR_PREFETCH in u]
-        if any(Usage.SCALAR_PREFETCH in u for u in usages):
+        if any(Usage.SCALAR_PREFETCH in u for u in usages) or (
+                needed and eqn.primitive in SCALAR_OPERAND_RULES):
             ctx.scalar_prefetch_fn = sp_fns[i] = _scalar_prefetch_fn(
                 jaxpr, i, needed, scalar_prefetch_handler, grid_len, read_usage)
         ins = rule(ctx, outs if eqn.primitive.multiple_results else outs[0],

@@ -13,6 +13,7 @@ from mjax.tracing.primitive import op_primitives
 from mjax.experimental.pallas.core import BlockSpec, Element, no_block_spec
 from mjax.experimental.pallas.fuser.block_types import (EVAL_RULES, PULL_RULES,
                                                         PUSH_RULES, USAGE_RULES,
+                                                        SCALAR_OPERAND_RULES,
                                                         BlockIndexTransform, Usage,
                                                         block_size, is_squeezed,
                                                         no_block_index_transform)
@@ -271,6 +272,11 @@ def _check(pred: bool, msg: str):
         raise ValueError(msg)
 
 
+class UnalignedSlice(ValueError, AssertionError):
+    """A static slice not on block boundaries: JAX's slice rule asserts it (an
+    AssertionError); a ValueError as mjax's other bad block shapes."""
+
+
 def _offset(dim, index, start, size):
     """Block index `index` of a slice starting at element `start` (of `size` elements)
     as a block index of the sliced array."""
@@ -298,8 +304,8 @@ def _slice_pull(ctx, transform, *, start_indices, limit_indices, strides):
             if b > size:
                 raise ValueError(f"Block size {b} is larger than the slice size {size}")
         elif start % b or size % b:
-            raise ValueError(f"slice of {sizes} from {tuple(start_indices)} does not "
-                             f"fall on blocks of {tuple(transform.block_shape)}")
+            raise UnalignedSlice(f"slice of {sizes} from {tuple(start_indices)} does not "
+                                 f"fall on blocks of {tuple(transform.block_shape)}")
 
     def index(*idxs):
         idx = transform.block_index_transform(*idxs)
@@ -334,6 +340,7 @@ PULL_RULES[lax.slice_p] = _slice_pull
 EVAL_RULES[lax.slice_p] = lambda ctx, x, **_: x     # (the BlockSpec did the slicing)
 PULL_RULES[lax.dynamic_slice_p] = _dynamic_slice_pull
 USAGE_RULES[lax.dynamic_slice_p] = _dynamic_slice_usage
+SCALAR_OPERAND_RULES.add(lax.dynamic_slice_p)
 EVAL_RULES[lax.dynamic_slice_p] = lambda ctx, x, *starts, **_: x
 
 

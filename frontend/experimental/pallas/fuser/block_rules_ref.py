@@ -17,6 +17,16 @@ from mjax.tracing.primitive import op_primitives
 _GET = op_primitives()["ref_get_p"]
 
 
+class IndexedSwap(ValueError, NotImplementedError):
+    """A swap with index operands in a pulled function: JAX's swap rule gives them no
+    block transforms (a ValueError from its strict zip)."""
+
+
+class UnblockedWrite(NotImplementedError, AttributeError):
+    """A swap whose old value is unused has no block: JAX's rule reads the missing
+    block spec's block shape (an AttributeError)."""
+
+
 def _check_sizes(ctx, what, params, allow_indexed=False):
     """Whole accesses only (with allow_indexed, dims an integer indexes too: ref[3])."""
     shape = tuple(ctx.avals_in[0].shape)
@@ -61,7 +71,12 @@ def _get_pull(ctx, transform, **params):
 
 
 def _swap_pull(ctx, transform, **params):
-    _check_sizes(ctx, "swap", params)
+    # (as JAX's: the value and the Ref take the old value's block; the kernel function
+    # refuses partial writes. JAX's rule gives no transform to index operands, which
+    # its swap has for an integer index or a traced start: a ValueError there)
+    if params.get("squeezed") or not all(ctx.literal_operands[2:]):
+        raise IndexedSwap("swap not supported yet: a swap indexing a Ref by integers "
+                          "(ref[3]) or at traced starts in a pulled function")
     return [transform, transform] + [no_block_index_transform] * (len(ctx.avals_in) - 2)
 
 
@@ -116,10 +131,9 @@ def _swap_eval(ctx, ref, val, *idx, **params):
                                   "ref[...] = v, are)")
     spec = ctx.out_block_specs[0]
     if spec is no_block_spec or spec.block_shape is None:
-        # (JAX's rule takes the block from the old value swap returns: AttributeError)
-        raise NotImplementedError("pull_block_spec: a write to a Ref whose old value is "
-                                  "unused (`ref[...] = v`) has no block to write; read "
-                                  "the old value (jax.ref.swap) so it is blocked")
+        raise UnblockedWrite("pull_block_spec: a write to a Ref whose old value is "
+                             "unused (`ref[...] = v`) has no block to write; read the "
+                             "old value (jax.ref.swap) so it is blocked")
     starts, block = _block_starts(spec.block_shape, ctx.get_out_block_indices()[0])
     return SWAP.bind(ref, val, *starts, **block)
 

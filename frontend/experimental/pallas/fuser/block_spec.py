@@ -137,7 +137,7 @@ def _get_fusion_values(fusion, args, kwargs, discharge_refs=False,
         # (a traced Ref is captured as its memref value: the values hold Refs, as JAX's)
         values = [_ref_of(c) if stateful.is_ref_var(v) and not isinstance(c, Ref)
                   else c for v, c in zip(jaxpr.constvars, values)]
-        jaxpr, written = stateful.discharge(jaxpr)
+        jaxpr, values, written = stateful.discharge(jaxpr, values)
         if allow_additional_outputs and written:
             order = sorted(written)
             written_vars = [jaxpr.constvars[k] for k in order]

@@ -62,6 +62,7 @@ class PullRuleContext:
     grid_len: int | None
     strict_mode: bool = True
     scalar_prefetch_fn: Any = dataclasses.field(default=None)
+    literal_operands: tuple = ()        # (whether each operand is a literal)
 
 
 @dataclasses.dataclass
@@ -109,6 +110,9 @@ PULL_RULES: dict = {}
 PUSH_RULES: dict = {}
 EVAL_RULES: dict = {}
 USAGE_RULES: dict = {}
+# (primitives whose pull rule reads its scalar operands, ctx.scalar_prefetch_fn, even when
+# they are all literals: a dynamic_slice at constant starts, as a Ref read ref[3] is)
+SCALAR_OPERAND_RULES: set = set()
 
 
 def block_size(dim) -> int | None:
