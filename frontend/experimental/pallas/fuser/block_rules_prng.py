@@ -3,7 +3,9 @@ shape; a key value is in the KEY memory space), and random_bits draws each block
 the key with the block's indices folded in, so blocks differ (a block is not the
 corresponding block of the whole array's bits, as in JAX). mjax's keys cross traces as
 their uint32 data, so its jaxprs also hold random_unwrap (JAX's do not): its operand is
-a key like random_fold_in's. JAX: block_spec.py's random_bits/wrap/fold_in rules."""
+a key like random_fold_in's; a key a fusion closes over is a constvar holding its data
+that only random_wrap reads, which `closed_over_keys` makes a key value again. JAX:
+block_spec.py's random_bits/wrap/fold_in rules."""
 from __future__ import annotations
 
 from mjax import random
@@ -47,3 +49,40 @@ EVAL_RULES[_UNWRAP] = lambda ctx, key: random.key_data(key)
 PULL_RULES[_FOLD_IN] = lambda ctx, transform, **_: [_key_transform(),
                                                      no_block_index_transform]
 EVAL_RULES[_FOLD_IN] = lambda ctx, key, msg: prng.random_fold_in(key, msg)
+
+
+
+def _body(eqn):
+    for name in ("jaxpr", "call_jaxpr"):
+        body = getattr(eqn.params.get(name), "jaxpr", None)
+        if body is not None and len(body.invars) == len(eqn.invars):
+            return body
+    return None
+
+
+def _key_impl(jaxpr, var):
+    """The impl of the key `var` holds the data of, if all its uses are random_wrap's
+    (directly or in the body of a call, a nested jit as jax.random.uniform's); else
+    None."""
+    if var in jaxpr.outvars:
+        return None
+    impls = set()
+    for eqn in jaxpr.eqns:
+        for k, v in enumerate(eqn.invars):
+            if v is not var:
+                continue
+            body = _body(eqn)
+            impls.add(eqn.params.get("impl") if eqn.primitive is _WRAP else
+                      _key_impl(body, body.invars[k]) if body is not None else None)
+    return impls.pop() if len(impls) == 1 else None
+
+
+def closed_over_keys(jaxpr, values):
+    """(values with each closed-over key's data made the key again, which of them are
+    keys): a constvar only random_wrap reads is a key the function closed over (mjax's
+    trace takes a key as its uint32 data; JAX's keeps the key)."""
+    impls = [None if isinstance(x, prng.PRNGKeyArray) else _key_impl(jaxpr, v)
+             for v, x in zip(jaxpr.constvars, values)]
+    values = [x if impl is None else random.wrap_key_data(x, impl=impl)
+              for x, impl in zip(values, impls)]
+    return values, [impl is not None for impl in impls]

@@ -12,6 +12,7 @@ from mjax.base.traceback_util import api_boundary
 from mjax.jaxpr.objects import Jaxpr, eval_jaxpr
 from mjax.ref import Ref
 from mjax.dialect.types import KeyType
+from mjax import random
 from mjax.lax.prng import PRNGKeyArray
 from mjax.experimental.pallas.core import BlockSpec, MemorySpace, no_block_spec
 from mjax.experimental.pallas.fuser import block_rules  # noqa: F401  (fills the tables)
@@ -50,9 +51,10 @@ class _FusionKernelFn:
     """What get_fusion_values returns as the fusion's function: called as
     `fn(values, *args)` it computes the fusion; pull_block_spec reads its jaxpr."""
 
-    def __init__(self, jaxpr: Jaxpr, is_sp, sp_values, out_tree, n_extra=0):
+    def __init__(self, jaxpr: Jaxpr, is_sp, sp_values, out_tree, n_extra=0, is_key=()):
         self.jaxpr, self.is_sp, self.sp_values = jaxpr, is_sp, list(sp_values)
         self.out_tree, self.n_extra = out_tree, n_extra
+        self.is_key = list(is_key) or [False] * len(is_sp)
 
     def _merged(self, values):
         values, sps, out = iter(values), iter(self.sp_values), []
@@ -65,7 +67,10 @@ class _FusionKernelFn:
         if len(values) != n:
             raise ValueError(f"the fusion takes {n} values, got {len(values)}")
         values = [v[...] if isinstance(v, Ref) else v for v in values]   # (stateful)
-        outs = eval_jaxpr(self.jaxpr, self._merged(values),
+        # (the jaxpr takes a closed-over key's data: block_rules_prng.closed_over_keys)
+        consts = [random.key_data(x) if key and isinstance(x, PRNGKeyArray) else x
+                  for x, key in zip(self._merged(values), self.is_key)]
+        outs = eval_jaxpr(self.jaxpr, consts,
                           *tree_util.tree_leaves((args, kwargs)))
         if self.n_extra:      # (the new values of the Refs a stateful fusion writes)
             n = len(outs) - self.n_extra
@@ -145,11 +150,13 @@ def _get_fusion_values(fusion, args, kwargs, discharge_refs=False,
     n_out = len(jaxpr.outvars) - len(written_vars)
     jaxpr, values = jaxpr_util.prune_inputs(jaxpr_util.dce(jaxpr), values,
                                             keep=written_vars)
+    values, is_key = block_rules_prng.closed_over_keys(jaxpr, values)
     read_usage = compute_usage(jaxpr, [{Usage.REGULAR}] * len(jaxpr.outvars))
     is_sp = [Usage.SCALAR_PREFETCH in read_usage(v) for v in jaxpr.constvars]
     regular = tuple(x for x, sp in zip(values, is_sp) if not sp)
     sp_values = tuple(x for x, sp in zip(values, is_sp) if sp)
-    fn = _FusionKernelFn(jaxpr, is_sp, sp_values, out_tree, n_extra=len(written_vars))
+    fn = _FusionKernelFn(jaxpr, is_sp, sp_values, out_tree, n_extra=len(written_vars),
+                         is_key=is_key)
     if allow_additional_outputs:
         aliases = {n_out + j: jaxpr.constvars.index(v) for j, v in enumerate(written_vars)}
         return fn, regular, sp_values, aliases
