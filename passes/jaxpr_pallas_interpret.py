@@ -46,6 +46,7 @@ from jaxlib.mlir import ir
 
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.builder import Builder
+from mjax.dialect.dtype_rules import is_complex, is_float
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.pallas import (DYNAMIC, SEMAPHORE_SPACES, SQUEEZED, PallasCallOp,
@@ -56,6 +57,7 @@ from mjax.passes.interpreter import terminator
 from mjax.passes.expansion import Expander
 from mjax.passes.ir_util import FunctionTable, entry_block, nested_ops, replace_op
 from mjax.passes.jaxpr_discharge_state import discharge_function
+from mjax.passes.pallas_interpret_order import iterations_per_core, parallel_orders
 from mjax.passes.registry import Pass, PassError, register_pass
 from mjax.passes.rules.pallas_remote import dma_counts_in_bytes, on_mesh
 
@@ -70,13 +72,20 @@ AT_EXIT: dict = {}
 CORES: dict = {}
 
 
-def uninitialized(dtype) -> np.ndarray:
-    """The scalar Pallas fills padding and unwritten outputs with in interpret mode."""
+def uninitialized(dtype, mode: str = "") -> np.ndarray:
+    """The scalar Pallas fills padding, unwritten outputs and scratch with in interpret
+    mode: `mode` "" is interpret=True's (NaN, the integer minimum, false: JAX's
+    hlo_interpreter), "nan" and "zero" pltpu.InterpretParams' uninitialized_memory
+    (NaN, the integer maximum, true; or zeros: JAX's TPU interpreter)."""
     dtype = np.dtype(dtype)
-    if dtype.kind in "fc":
+    if mode == "zero":
+        return np.zeros((), dtype)
+    if is_float(dtype) or is_complex(dtype):
         return np.array(np.nan, dtype)
     if dtype.kind in "iu":
-        return np.array(np.iinfo(dtype).min, dtype)
+        return np.array(np.iinfo(dtype).max if mode else np.iinfo(dtype).min, dtype)
+    if dtype == np.bool_ and mode:
+        return np.ones((), dtype)
     return np.zeros((), dtype)
 
 
@@ -88,12 +97,12 @@ def _paddings(shape, spec) -> tuple:
                  for d, s, e in zip(shape, sizes, element_padding(spec)))
 
 
-def _pad_to_blocks(b: Builder, x: ir.Value, spec) -> ir.Value:
+def _pad_to_blocks(b: Builder, x: ir.Value, spec, mode: str = "") -> ir.Value:
     a = aval_of(x.type)
     pads = _paddings(a.shape, spec)
     if not any(lo or hi for lo, hi in pads):
         return x
-    fill = b.constant(uninitialized(a.dtype))
+    fill = b.constant(uninitialized(a.dtype, mode))
     return b.pad(x, fill, padding_config=tuple((lo, hi, 0) for lo, hi in pads))
 
 
@@ -135,6 +144,37 @@ class _Call:
         # outputs.
         first = len(self.grid) + self.n_dyn
         self.written = [rets[k] != args[first + k] for k in range(n_refs)]
+        # JAX's TPU interpreter (pltpu.InterpretParams; not a mesh's kernel): the order
+        # it visits parallel dimensions in, the iterations each of its cores runs
+        # (passes/pallas_interpret_order.py), and the inputs whose block it reloads
+        # only when its index changes or a core starts, from the output buffer an
+        # aliased one shares or the operand (the kernel's writes live in the block)
+        self.orders = [None] * len(self.grid)
+        self.per_core = None
+        self.refresh: dict = {}       # input k (of the arrays) -> output array or None
+        self.mode = p.get("uninitialized_memory") or ""
+        if p.get("dma_bytes") and not p.get("mesh_kernel"):
+            self._tpu_interpreter(p)
+
+    def _tpu_interpreter(self, p) -> None:
+        cp = p.get("compiler_params")
+        sems = tuple((cp.get("dimension_semantics") if isinstance(cp, dict) else None) or ())
+        self.orders = parallel_orders(self.grid, sems, p.get("interpret_seed") or 0)
+        cores = p.get("interpret_cores") or 1
+        if cores > 1 and DYNAMIC in self.grid:
+            raise NotImplementedError("pltpu.InterpretParams(num_cores_or_threads > 1) with "
+                                      "a dynamic grid is not supported by mjax")
+        self.per_core = iterations_per_core(self.grid, sems, cores)
+        aliases = dict(zip(p["input_output_aliases"][::2], p["input_output_aliases"][1::2]))
+        for k in range(self.n_pre, self.n_in):
+            if k in aliases:
+                self.refresh[k] = self.n_in + aliases[k]
+            elif self.written[k]:
+                self.refresh[k] = None
+        for k, j in self.refresh.items():
+            self.written[k] = True
+            if j is not None:
+                self.written[j] = True
 
     def sizes(self, b: Builder) -> list:
         """Each grid dimension's size: an int, or (dynamic) its bound's value."""
@@ -168,6 +208,11 @@ class _Call:
             q = b.div(i, stride) if stride is not None else i
             # (i < the grid's size, so the first axis needs no remainder)
             ids.append(b.rem(q, const(sizes[d])) if d else q)
+        for d, order in enumerate(self.orders):
+            if order is not None and any(order != np.arange(len(order))):
+                table = b.constant(order.astype(np.int32))
+                ids[d] = b.reshape(b.dynamic_slice(table, ids[d], slice_sizes=(1,)),
+                                   new_sizes=())
         return ids
 
     def index_map(self, name: str) -> str:
@@ -192,9 +237,11 @@ class _Call:
                 for j, s, e in zip(idx, block_sizes(spec["block_shape"]),
                                    element_padding(spec))]
 
-    def step(self, b: Builder, ids, arrays, scratch) -> tuple[list, list]:
+    def step(self, b: Builder, ids, arrays, scratch, reload=None) -> tuple[list, list]:
         """One grid point: slices blocks out of `arrays`, runs the kernel, writes blocks
-        back; returns (new arrays, new scratch values)."""
+        back; returns (new arrays, new scratch values). `reload` (in a loop, for JAX's
+        TPU interpreter): (whether a core starts here, the previous point's grid
+        indices, the operands of inputs reloaded from them)."""
         prefetch = list(arrays[:self.n_pre])
         starts, blocks, seen = [], [], {}
         for k, x in enumerate(arrays[self.n_pre:]):
@@ -206,6 +253,8 @@ class _Call:
             st = seen[key]
             whole = block_sizes(bs) == aval_of(x.type).shape   # (starts clamp to 0)
             blk = x if whole else b.dynamic_slice(x, *st, slice_sizes=block_sizes(bs))
+            if reload is not None and self.n_pre + k in self.refresh:
+                blk = self._reloaded(b, k, st, blk, arrays, prefetch, reload)
             if SQUEEZED in bs:
                 blk = b.reshape(blk, new_sizes=tuple(s for s in bs if s != SQUEEZED))
             starts.append(st)
@@ -230,6 +279,36 @@ class _Call:
             else:
                 new_arrays.append(b.dynamic_update_slice(x, blk, *starts[j]))
         return new_arrays, list(finals[len(arrays):])
+
+    def _reloaded(self, b: Builder, k, st, cached, arrays, prefetch, reload):
+        """Input k's block: read again from its source (the output buffer it shares,
+        or its operand) where a core starts or its block index changed, else the block
+        as the kernel left it (JAX's TPU interpreter copies a block in only then)."""
+        first, prev_ids, operands = reload
+        j = self.refresh[self.n_pre + k]
+        src = arrays[j] if j is not None else operands[self.n_pre + k]
+        sizes = block_sizes(tuple(self.specs[k]["block_shape"]))
+        fresh = (src if sizes == aval_of(src.type).shape
+                 else b.dynamic_slice(src, *st, slice_sizes=sizes))
+        changed = first
+        for a, c in zip(st, self.starts(b, prev_ids, prefetch, k)):
+            changed = b.emit("or", changed, b.ne(a, c))[0]
+        which = b.broadcast_in_dim(changed, shape=sizes, broadcast_dimensions=())
+        return b.select_n(which, cached, fresh)
+
+    def initial_scratch(self, b: Builder) -> list:
+        """The scratch buffers' first values: semaphores zero, the others the
+        uninitialized value."""
+        return [b.constant(np.zeros(s.shape, s.dtype) if sp in SEMAPHORE_SPACES else
+                           np.broadcast_to(uninitialized(s.dtype, self.mode), s.shape))
+                for s, sp in zip(self.scratch, self.scratch_spaces)]
+
+    def core_start(self, b: Builder, i) -> ir.Value:
+        """Whether iteration `i` is the first of a core's (JAX's TPU interpreter)."""
+        zero = b.constant(np.int32(0))
+        if self.per_core is None:
+            return b.eq(i, zero)
+        return b.eq(b.rem(i, b.constant(np.int32(self.per_core))), zero)
 
 
 def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict,
@@ -262,19 +341,18 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict,
     operands = list(op.operands)[call.n_dyn:]
     call.bounds = bounds
     arrays = []
+    mode = p.get("uninitialized_memory") or ""
     for k, x in enumerate(operands):
-        arrays.append(x if k < call.n_pre else _pad_to_blocks(b, x, call.specs[k - call.n_pre]))
+        arrays.append(x if k < call.n_pre else
+                      _pad_to_blocks(b, x, call.specs[k - call.n_pre], mode))
     for j, a in enumerate(out_avals):
         spec = call.specs[call.n_in - call.n_pre + j]
         if j in aliases:
-            arrays.append(_pad_to_blocks(b, operands[aliases[j]], spec))
+            arrays.append(_pad_to_blocks(b, operands[aliases[j]], spec, mode))
         else:
             padded = tuple(lo + d + hi for d, (lo, hi) in zip(a.shape, _paddings(a.shape, spec)))
-            arrays.append(b.constant(np.broadcast_to(uninitialized(a.dtype), padded)))
-    # (semaphores start at zero; other scratch holds the uninitialized value)
-    scratch = [b.constant(np.zeros(s.shape, s.dtype) if sp in SEMAPHORE_SPACES else
-                          np.broadcast_to(uninitialized(s.dtype), s.shape))
-               for s, sp in zip(call.scratch, call.scratch_spaces)]
+            arrays.append(b.constant(np.broadcast_to(uninitialized(a.dtype, mode), padded)))
+    scratch = call.initial_scratch(b)
     n_points = call.points(b)
     if cores is not None:
         if ex is None or ex.fns is not fns:
@@ -333,7 +411,9 @@ def _grid_loop(b: Builder, call: _Call, arrays, scratch, n_points, loc) -> list:
     dynamic grid); gives the final arrays."""
     carried = [k for k in range(len(arrays)) if call.written[k]]
     bounds = list(call.bounds)
-    consts = bounds + [arrays[k] for k in range(len(arrays)) if not call.written[k]]
+    sources = [k for k, j in call.refresh.items() if j is None]
+    consts = bounds + [arrays[k] for k in range(len(arrays)) if not call.written[k]] + \
+        [arrays[k] for k in sources]
     cond_consts = [] if isinstance(n_points, int) else [n_points]
     i32 = ShapedArray((), np.int32)
     init = [b.constant(np.int32(0))] + [arrays[k] for k in carried] + list(scratch)
@@ -356,8 +436,18 @@ def _grid_loop(b: Builder, call: _Call, arrays, scratch, n_points, loc) -> list:
     cur, it_c, it_r = [], iter(const_args[len(bounds):]), iter(rest[:len(carried)])
     for k in range(len(arrays)):
         cur.append(next(it_r) if call.written[k] else next(it_c))
-    new_arrays, new_scratch = call.step(bb, call.grid_ids(bb, i), cur,
-                                        rest[len(carried):])
+    operands = dict(zip(sources, it_c))
+    sc = list(rest[len(carried):])
+    reload = None
+    if call.refresh or call.per_core:
+        first = call.core_start(bb, i)
+        prev = bb.max(bb.sub(i, bb.constant(np.int32(1))), bb.constant(np.int32(0)))
+        reload = (first, call.grid_ids(bb, prev), operands)
+        if call.per_core:           # (each core's scratch starts afresh)
+            sc = [bb.select_n(bb.broadcast_in_dim(first, shape=aval_of(v.type).shape,
+                                                  broadcast_dimensions=()), v, init)
+                  for v, init in zip(sc, call.initial_scratch(bb))]
+    new_arrays, new_scratch = call.step(bb, call.grid_ids(bb, i), cur, sc, reload)
     call.bounds = bounds
     nxt = bb.add(i, bb.constant(np.int32(1)))
     with loc:

@@ -168,6 +168,14 @@ class PallasCallOp(JaxprOp, name="pallas_call"):
         # Interpret mode: DMA semaphores count bytes (pltpu.InterpretParams, JAX's TPU
         # interpreter) rather than elements (interpret=True, JAX's generic interpreter)
         "dma_bytes": A.Bool(default=False),
+        # What unwritten outputs, padding and scratch hold in interpret mode: "" for
+        # interpret=True's fill, "nan"/"zero" for pltpu.InterpretParams'
+        # uninitialized_memory (see jaxpr_pallas_interpret.uninitialized)
+        "uninitialized_memory": A.Str(default="", choices=("", "nan", "zero")),
+        # JAX's TPU interpreter's random_seed (the order it visits parallel dimensions
+        # in) and num_cores_or_threads (passes/pallas_interpret_order.py)
+        "interpret_seed": A.Int(default=0),
+        "interpret_cores": A.Int(default=1),
         # An aliased operand and result are one buffer in interpret mode, as on the chip:
         # what the kernel writes through the operand's ref is the result (core_map's
         # kernels write the refs they close over through their inputs). Otherwise

@@ -535,7 +535,11 @@ class RunScopedOp(RegionOp, name="run_scoped"):
     num_regions = 1
     pure = False
     attributes = {"scratch_shapes": A.AnyAttr(default=()),
-                  "scratch_memory_spaces": A.AnyAttr(default=None)}
+                  "scratch_memory_spaces": A.AnyAttr(default=None),
+                  # What the scoped buffers hold at first in interpret mode: "" for
+                  # interpret=True's fill, "nan"/"zero" for pltpu.InterpretParams'
+                  # uninitialized_memory (see jaxpr_pallas_interpret.uninitialized)
+                  "uninitialized_memory": A.Str(default="", choices=("", "nan", "zero"))}
     holds_refs = True       # (the discharge pass enters it even when no operand is a ref)
 
     @classmethod

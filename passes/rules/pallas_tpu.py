@@ -506,7 +506,8 @@ def _run_scoped(d, op):
         env[a] = d.env[v]
     for a, s, sp in zip(args[n:], p["scratch_shapes"] or (), scratch_memory_spaces(p)):
         init = (np.zeros(s.shape, s.dtype) if sp in SEMAPHORE_SPACES
-                else np.broadcast_to(uninitialized(s.dtype), s.shape))
+                else np.broadcast_to(uninitialized(s.dtype, p.get("uninitialized_memory")
+                                                   or ""), s.shape))
         env[a] = b.constant(init)
     inner = Discharge(d.ip, env, d.grid, d.grid_ids, d.grid_bounds)
     inner.active = d.active         # (its writes masked as the enclosing run's)

@@ -29,6 +29,7 @@ from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.ops import indexing as I
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import aval_of
+from mjax.passes.ir_util import is_zero_constant
 from mjax.passes.registry import PassError
 from mjax.passes.rules.batch_util import NOT_MAPPED, bdim_at
 from mjax.passes.rules.tables import (BATCH, DISCHARGE, JVP, LOWER, SHARD, TRANSPOSE,
@@ -296,8 +297,11 @@ def _addupdate(b, x, values, starts, *, sizes, squeezed):
 
 def _masked(b, x, starts, sizes, squeezed, update):
     """Reads the part (padded so it is never shifted), computes (new part, result) =
-    update(old part), writes the new part back; gives (new x, result)."""
-    if _whole(x, sizes, squeezed):
+    update(old part), writes the new part back; gives (new x, result). A window the
+    size of the whole ref is the ref only at constant-zero starts: at another start
+    (past the end) only its masked-off elements may fall outside, and the in-bounds
+    ones must land where they are (JAX's masked store at a start past the edge)."""
+    if _whole(x, sizes, squeezed) and all(is_zero_constant(s) for s in starts):
         new, result = update(x)
         return new, result
     shape = aval_of(x.type).shape

@@ -86,6 +86,11 @@ def run_scoped(f, *types, collective_axes=(), **kw_types):
     leaves, tree = trace_trees.tree_flatten((types, kw_types), is_leaf=_is_scratch_leaf)
     avals = [_scratch_aval(t) for t in leaves]
     spaces = tuple(_scratch_space(t) for t in leaves)
+    ip = ctx.interpret_params
+    if ip is not None and not ip.allow_hbm_allocation_in_run_scoped and \
+            any(sp in ("hbm", "any") for sp in spaces):
+        # (JAX's TPU interpreter, unless allowed: the chip's cores share such a buffer)
+        raise ValueError("Cannot allocate HBM in `run_scoped`.")
 
     def body(*tracers):
         ctx.note_memory_spaces(tracers, spaces)
@@ -97,6 +102,8 @@ def run_scoped(f, *types, collective_axes=(), **kw_types):
     params = {"scratch_shapes": avals}
     if any(sp != "vmem" for sp in spaces):
         params["scratch_memory_spaces"] = spaces
+    if ctx.interpret_params is not None:
+        params["uninitialized_memory"] = ctx.interpret_params.uninitialized_memory
     outs = emit_region_op(P.RunScopedOp, consts, params, [region], [consts], out_avals)
     return tree_util.tree_unflatten(out_tree, outs)
 

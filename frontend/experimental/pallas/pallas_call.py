@@ -8,6 +8,7 @@ pallas/pallas_call.py.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -29,6 +30,7 @@ from mjax.dialect.ops.pallas import (COST_FIELDS, DYNAMIC, MEMORY_SPACES, SQUEEZ
                                      block_ref_shape, emit_pallas_call)
 from mjax.dialect.ops.random import KEY_SHAPES
 from mjax.dialect.types import RefAval, ShapedArray
+from mjax.base.errors import ConcretizationTypeError
 from mjax.jit.jitted import jit
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, CostEstimate,
@@ -36,7 +38,7 @@ from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, Cos
                                            dynamic_shapes_export_enabled, no_block_spec)
 from mjax.experimental.pallas.keys import KeyRef, key_block_spec
 from mjax.experimental.pallas import lockstep  # noqa: F401  (registers the wait check)
-from mjax.experimental.pallas.primitives import KernelContext
+from mjax.experimental.pallas.primitives import KernelContext, program_id
 from mjax.lax.prng import PRNGKeyArray
 from mjax.experimental.pallas.ref import Ref
 from mjax.specs.shape_dtype_struct import ShapeDtypeStruct
@@ -105,6 +107,19 @@ def _split_grid(grid) -> tuple[tuple[int, ...], list]:
             bounds.append(g if np.dtype(g.aval.dtype) == np.int32
                           else lax.convert_element_type(g, np.int32))
     return tuple(static), bounds
+
+
+def _check_tpu_interpret_grid(grid, compiler_params: dict) -> None:
+    """What JAX's TPU interpreter requires of a grid: its `parallel` dimensions first
+    (it spreads them over cores and visits them in a random order) and static."""
+    sems = tuple(compiler_params.get("dimension_semantics") or ())
+    parallel = [s == "parallel" for s in sems]
+    if any(p and not q for q, p in zip(parallel, parallel[1:])):
+        raise ValueError("Dimensions with parallel semantics must form a prefix of the grid.")
+    for g, p in zip(grid, parallel):
+        if p and isinstance(g, Tracer):
+            raise ConcretizationTypeError(g, "a parallel grid dimension of a pallas_call in "
+                                             "TPU interpret mode must be static")
 
 
 def _element_padding(spec) -> tuple[int, ...] | None:
@@ -387,6 +402,7 @@ class _PallasCall:
         self.cost_estimate = _cost_estimate(cost_estimate)
         self.metadata = _metadata(metadata)
         self.num_scalar_prefetch = int(num_scalar_prefetch)
+        self.grid_names = None          # (a named grid's axis names)
         self._jitted = None
         self.__name__ = self.name
 
@@ -408,6 +424,9 @@ class _PallasCall:
                 f"devices' and cores' kernel instances in lockstep, so it keeps no record "
                 f"of concurrent accesses to detect races in; pass detect_races=False")
         grid, bounds = _split_grid(self.grid)
+        tpu_params = None if isinstance(params, bool) else params
+        if tpu_params is not None:
+            _check_tpu_interpret_grid(self.grid, self.compiler_params)
         n_pre = self.num_scalar_prefetch
         if len(args) < n_pre:
             raise ValueError(f"pallas_call {self.name} has num_scalar_prefetch={n_pre} but "
@@ -515,6 +534,10 @@ class _PallasCall:
             extra["metadata"] = self.metadata
         if self.mesh_kernel:
             extra["mesh_kernel"] = True
+        if tpu_params is not None:
+            extra["uninitialized_memory"] = tpu_params.uninitialized_memory
+            extra["interpret_seed"] = int(tpu_params.random_seed or 0)
+            extra["interpret_cores"] = int(tpu_params.num_cores_or_threads)
         if AXIS_ENV.meshes:
             extra["mesh_axes"], extra["mesh_shape"] = AXIS_ENV.meshes[-1]
         with context():
@@ -557,9 +580,15 @@ class _PallasCall:
             scratch = tree_util.tree_unflatten(tree, scratch)
             scratch = list(scratch) if spread else [scratch]
         with context(), trace, KernelContext(trace, self.grid if grid is None else grid) \
-                as kctx:
+                as kctx, contextlib.ExitStack() as names:
             kctx.note_memory_spaces(trace.args, spaces)
+            for axis, name in enumerate(self.grid_names or ()):
+                size = self.grid[axis] if isinstance(self.grid[axis], int) else None
+                names.enter_context(AXIS_ENV.indexed(
+                    name, size, lambda axis=axis: program_id(axis)))
             kctx.interpret = bool(self.interpret or tpu_interpret_mode.value is not None)
+            params = self.interpret_params or tpu_interpret_mode.value
+            kctx.interpret_params = None if isinstance(params, bool) else params
             result = self.kernel(*pre_refs, *in_refs, *out_refs, *scratch)
             if result is not None:
                 raise ValueError(f"The kernel function in the pallas_call {self.name} "
@@ -598,9 +627,16 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
         if not isinstance(num_scalar_prefetch, (int, np.integer)) or num_scalar_prefetch < 0:
             raise ValueError(f"num_scalar_prefetch must be a non-negative integer, got "
                              f"{num_scalar_prefetch!r}")
-    return _PallasCall(kernel, out_shape, _normalize_grid(grid), in_specs, out_specs,
+    grid_names = None
+    if isinstance(grid, (tuple, list)) and grid and isinstance(grid[0], tuple):
+        # (a named grid, as JAX's: ((name, size), ...); lax.axis_index(name) in the
+        # kernel is that dimension's program_id)
+        grid_names, grid = tuple(n for n, _ in grid), tuple(g for _, g in grid)
+    call = _PallasCall(kernel, out_shape, _normalize_grid(grid), in_specs, out_specs,
                        scratch_shapes, input_output_aliases, debug, interpret, name,
                        compiler_params, num_scalar_prefetch, cost_estimate, metadata)
+    call.grid_names = grid_names
+    return call
 
 
 __all__ = ["pallas_call"]

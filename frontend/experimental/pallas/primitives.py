@@ -44,6 +44,9 @@ class KernelContext:
         # id(buffer tracer) -> (tracer, memory space name or None for a default block):
         # emit_pipeline copies blocks of refs outside VMEM into VMEM buffers, as JAX's
         self.memory_spaces: dict = {}
+        # The pltpu.InterpretParams the kernel is interpreted with (JAX's TPU
+        # interpreter), else None: what that interpreter refuses is refused as it does
+        self.interpret_params = None
 
     def note_memory_spaces(self, tracers, spaces) -> None:
         for t, space in zip(tracers, spaces):
@@ -151,14 +154,27 @@ def _mask(mask, aval: ShapedArray, fn: str):
     return jnp.broadcast_to(mask, aval.shape) if m.shape != aval.shape else mask
 
 
+def check_not_hbm(ref, primitive: str) -> None:
+    """JAX's TPU interpreter refuses a direct read or write of an HBM or ANY buffer
+    (naming its primitive: get_p, load_p, swap_p); a kernel copies those with DMAs."""
+    ctx = _kernels.stack[-1] if _kernels.stack else None
+    if ctx is None or ctx.interpret_params is None or not isinstance(ref, Ref):
+        return
+    if ctx.memory_space(ref) in ("hbm", "any"):
+        raise ValueError(f"{primitive}: Buffers with a memory space of HBM or ANY cannot "
+                         f"be referenced directly. Instead, use `pltpu.sync_copy` or "
+                         f"`pltpu.async_copy`.")
+
+
 def load(x_ref_or_view, idx=..., *, mask=None, other=None, cache_modifier=None,
-         eviction_policy=None, volatile=False):
+         eviction_policy=None, volatile=False, _primitive="get_p"):
     """Reads `ref[idx]`; with `mask`, elements where it is False come from `other`
     (zero if not given) and are never read. JAX: pl.load."""
     if isinstance(x_ref_or_view, ReshapedRef):       # (pltpu.load of ref.bitcast(...))
         _unmasked_view(x_ref_or_view, mask, "load")
         return x_ref_or_view[idx]
     ref = as_ref(x_ref_or_view, "load")
+    check_not_hbm(ref, _primitive)
     starts, params = ref.op_args(idx)
     aval = _value_aval(ref, params)
     if mask is None:
@@ -194,6 +210,7 @@ def swap(x_ref_or_view, idx, val, *, mask=None, eviction_policy=None, _function_
         _unmasked_view(x_ref_or_view, mask, _function_name)
         return x_ref_or_view.swap(idx, val)
     ref = as_ref(x_ref_or_view, _function_name)
+    check_not_hbm(ref, "swap_p")
     starts, params = ref.op_args(idx)
     aval = _value_aval(ref, params)
     val = _coerce("value", val, aval, _function_name)

@@ -345,7 +345,7 @@ def bitcast(x, ty):
 def load(ref, *, mask=None):
     """Loads the whole ref (or view), where `mask` holds. JAX: pltpu.load."""
     view = ref if isinstance(ref, ReshapedRef) else as_ref(ref, "pltpu.load")
-    return _p.load(view, ..., mask=mask)
+    return _p.load(view, ..., mask=mask, _primitive="load_p")
 
 
 def store(ref, val, *, mask=None) -> None:
