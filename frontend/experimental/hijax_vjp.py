@@ -225,6 +225,7 @@ class VJPHiPrimitive:
         fn.batch_tracer = self._trace_batched
         # (how a jaxpr prints the call: mjax.jaxpr.pretty)
         fn.jaxpr_equation = ("call_hi_primitive", {"_prim": repr(self)})
+        fn.hi_primitive = self        # (its fuser rules: mjax.experimental.pallas.fuser)
         self.__dict__["_mjax_custom"] = fn
         return fn
 
