@@ -134,3 +134,27 @@ def fusible_matmul(ns, x, y, *, bm=8, bk=128, bn=128, record=None, stateful=Fals
     return ns.fuser.fusible(functools.partial(_fusible_matmul, ns, bm=bm, bk=bk, bn=bn,
                                               record=record, stateful=stateful,
                                               interpret=interpret))(x, y)
+
+
+def ref_writer(ns, seen):
+    """A fusible whose output fusion may write Refs: it computes them from the fusion's
+    pure function and writes them back, as tpu_fusible_matmul_with_stateful_fusions_test's
+    matmul does after its kernel."""
+    jax, fuser = ns.jax, ns.fuser
+
+    @fuser.fusible
+    def f(x_fn, z_fn):
+        acc = x_fn() * 2
+        z_fn = z_fn or (lambda v: v)
+        fn, values, sps, aliases = fuser.get_stateful_output_fusion_values(
+            z_fn, jax.ShapeDtypeStruct(acc.shape, acc.dtype))
+        seen.append((len(values), [isinstance(v, jax.ref.Ref) for v in values], len(sps),
+                     dict(aliases)))
+        out = fn(tuple(v[...] if isinstance(v, jax.ref.Ref) else v for v in values), acc)
+        flat = jax.tree.leaves(out)
+        for o, i in aliases.items():
+            values[i][...] = flat[o]
+        if not aliases:
+            return out
+        return tuple(v for o, v in enumerate(flat) if o not in aliases)
+    return f

@@ -3,13 +3,14 @@ get_stateful_output_fusion_values) against JAX's and NumPy: the fusion's functio
 the Refs' contents discharged as JAX's state discharge does it (a slice, a dynamic_slice
 then squeeze for an integer index or a traced start, a dynamic_update_slice for a
 partial write), so pull_block_spec blocks partial reads as JAX's rules do and refuses a
-partial write (no dynamic_update_slice rule, JAX's NotImplementedError), and JAX's
-fusible matmul runs with input fusions reading part of a Ref."""
+partial write (no dynamic_update_slice rule, JAX's NotImplementedError); `fuse` hands an
+output fusion writing part of a Ref to a fusible, and JAX's fusible matmul runs with
+input fusions reading part of a Ref."""
 import numpy as np
 import pytest
 
 import jax  # noqa: F401  (the oracle; fuser_programs imports it per case)
-from fuser_programs import fusible_matmul, namespace
+from fuser_programs import fusible_matmul, namespace, ref_writer
 
 B = np.arange(16 * 256, dtype=np.float32).reshape(16, 256)
 V = B[::-1] * 0.5 + 1
@@ -215,3 +216,53 @@ def test_matmul_with_partial_ref_reads_matches_jax():
     got, want = _matmul("mjax"), _matmul("jax")
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
     np.testing.assert_allclose(got, (X + A[8:24]) @ (Y * C[2]), rtol=1e-4, atol=1e-3)
+
+
+# ---- fuse: an output fusion writing (and reading) part of a Ref -------------------------
+def _fused_writes(lib, overwrite):
+    ns = namespace(lib)
+    jax, fuser = ns.jax, ns.fuser
+    seen = []
+    f = ref_writer(ns, seen)
+
+    @jax.jit
+    def run(x, b):
+        b_ref = jax.new_ref(b)
+
+        def prog(x):
+            z = f(x)
+            b_ref[0:8] = z[8:16] + b_ref[8:16]
+            b_ref[3] = z[0] * b_ref[5]
+            if overwrite:          # (the written rows replaced by values not from z)
+                b_ref[0:8] = x[0:8]
+            return z - 1
+        return fuser.fuse(prog)(x), jax.ref.freeze(b_ref)
+    x = V[:16]
+    return [np.asarray(v) for v in run(x, B)], seen
+
+
+def test_fused_output_fusion_writing_part_of_a_ref_matches_jax():
+    (got, got_seen), (want, want_seen) = (_fused_writes("mjax", False),
+                                          _fused_writes("jax", False))
+    assert got_seen == want_seen and got_seen[-1][3] == {1: 0}
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    z = V[:16] * 2
+    b = B.copy()
+    b[0:8] = z[8:16] + B[8:16]
+    b[3] = z[0] * b[5]
+    np.testing.assert_allclose(got[0], z - 1)
+    np.testing.assert_allclose(got[1], b)
+
+
+@pytest.mark.parametrize("lib", ["jax", "mjax"])
+def test_partial_overwrite_is_no_error(lib):
+    # (a partial write keeps the rest of the old contents, so the Ref's contents still
+    # depend on the fusible as JAX's query on the discharged jaxpr sees it, though these
+    # rows cover all z wrote: no error; the final contents are NumPy's)
+    got, _ = _fused_writes(lib, True)
+    b = B.copy()
+    b[0:8] = V[8:16] * 2 + B[8:16]
+    b[3] = V[0] * 2 * b[5]
+    b[0:8] = V[0:8]
+    np.testing.assert_allclose(got[1], b)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import jax  # noqa: F401  (the oracle; fuser_programs imports it)
-from fuser_programs import fusible_matmul, namespace
+from fuser_programs import fusible_matmul, namespace, ref_writer
 
 RNG = np.random.RandomState(0)
 X = RNG.randn(16, 256).astype(np.float32)
@@ -71,35 +71,11 @@ def test_get_fusion_values_of_a_ref_is_jax_error(lib):
         _values_of_ref_fusion(lib, False)
 
 
-def _writer(ns, seen):
-    """A fusible whose output fusion may write Refs: it computes them from the fusion's
-    pure function and writes them back, as tpu_fusible_matmul_with_stateful_fusions_test's
-    matmul does after its kernel."""
-    jax, fuser = ns.jax, ns.fuser
-
-    @fuser.fusible
-    def f(x_fn, z_fn):
-        acc = x_fn() * 2
-        z_fn = z_fn or (lambda v: v)
-        fn, values, sps, aliases = fuser.get_stateful_output_fusion_values(
-            z_fn, jax.ShapeDtypeStruct(acc.shape, acc.dtype))
-        seen.append((len(values), [isinstance(v, jax.ref.Ref) for v in values], len(sps),
-                     dict(aliases)))
-        out = fn(tuple(v[...] if isinstance(v, jax.ref.Ref) else v for v in values), acc)
-        flat = jax.tree.leaves(out)
-        for o, i in aliases.items():
-            values[i][...] = flat[o]
-        if not aliases:
-            return out
-        return tuple(v for o, v in enumerate(flat) if o not in aliases)
-    return f
-
-
 def _output_fusion_writes(lib):
     ns = namespace(lib)
     jax, jnp, fuser = ns.jax, ns.jnp, ns.fuser
     seen = []
-    f = _writer(ns, seen)
+    f = ref_writer(ns, seen)
 
     @jax.jit
     def run(x, b, c):
@@ -131,7 +107,7 @@ def test_output_fusion_writing_refs_matches_jax():
 def test_write_not_depending_on_the_fusible_is_jax_error(lib):
     ns = namespace(lib)
     jax, fuser = ns.jax, ns.fuser
-    f = _writer(ns, [])
+    f = ref_writer(ns, [])
 
     @jax.jit
     def run(x, b):
@@ -150,7 +126,7 @@ def _read_after_write(lib, second_ref):
     ns = namespace(lib)
     jax, fuser = ns.jax, ns.fuser
     seen = []
-    f = _writer(ns, seen)
+    f = ref_writer(ns, seen)
 
     @jax.jit
     def run(x, b, c):
@@ -186,7 +162,7 @@ def test_write_overwritten_independently_is_jax_error(lib):
     # (the Ref's final contents do not depend on the fusible)
     ns = namespace(lib)
     jax, fuser = ns.jax, ns.fuser
-    f = _writer(ns, [])
+    f = ref_writer(ns, [])
 
     @jax.jit
     def run(x, b):
