@@ -266,3 +266,45 @@ def test_partial_overwrite_is_no_error(lib):
     b[3] = V[0] * 2 * b[5]
     b[0:8] = V[0:8]
     np.testing.assert_allclose(got[1], b)
+
+
+# ---- a partial read beside calls (jax.nn.relu's custom_jvp, a nested jit) and a key ----
+def _through_calls(lib):
+    ns = namespace(lib)
+    jax, jnp, pl, fuser = ns.jax, ns.jnp, ns.pl, ns.fuser
+    key = jax.random.key(3)
+    kinds = []
+
+    @jax.jit
+    def go(b):
+        r = jax.new_ref(b)
+        inner = jax.jit(lambda v: jnp.tanh(v) * 2)
+
+        def f():
+            x = r[8:16]
+            return jax.nn.relu(x) + inner(x) + jax.random.uniform(key, x.shape)
+        fn, vals, _ = fuser.get_stateful_input_fusion_values(f)
+        types = tuple(jax.typeof(v).inner_aval if isinstance(v, jax.ref.Ref) else
+                      jax.typeof(v) for v in vals)
+        kinds.extend(str(t) for t in types)
+        kfn, (specs,), _ = fuser.pull_block_spec(
+            fn, pl.BlockSpec((8, 128), lambda j: (0, j)), grid_len=1)(types)
+        blocks = tuple(v[...][8:16, 128:] if isinstance(v, jax.ref.Ref) else v
+                       for v in vals)
+        whole = fn(tuple(v[...] if isinstance(v, jax.ref.Ref) else v for v in vals))
+        return whole, kfn((1,), (), blocks), jax.random.uniform(key, (8, 256))
+    return kinds, [np.asarray(o) for o in go((B - 2000) / 100)]
+
+
+def test_partial_read_through_calls_and_a_key_matches_jax():
+    (got_kinds, got), (want_kinds, want) = _through_calls("mjax"), _through_calls("jax")
+    assert got_kinds == want_kinds == ["float32[16,256]", "key<fry>[]"]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    x = ((B - 2000) / 100)[8:16]
+    expected = np.maximum(x, 0) + np.tanh(x) * 2 + got[2]
+    np.testing.assert_allclose(got[0], expected, rtol=1e-6, atol=1e-6)
+    # (the kernel's block draws its own uniforms, the block's indices folded into the
+    # key: in [0, 1) over the rest)
+    u = got[1] - (expected - got[2])[:, 128:]
+    assert (u > -1e-5).all() and (u < 1 + 1e-5).all() and u.std() > 0.1
