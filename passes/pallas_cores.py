@@ -15,6 +15,9 @@ copy, so what one core writes the others read, and the result is core 0's copy. 
 SMEM and semaphores are each core's own, as in JAX's interpreter (which runs the cores
 in threads: pallas/mosaic/interpret). Under a shard_map the devices' vmaps then batch
 the cores' lockstep function; a DMA to another device lands on the same core there.
+A core waiting inside a pl.when for what another core signals later in the program
+(JAX's test_allocate_shared_buffer_in_core_map) cannot run in lockstep: such kernels'
+cores run in rounds (passes/pallas_rounds.py), batched the same way.
 Kernels whose cores do not talk run point by point, as before.
 """
 from __future__ import annotations
@@ -30,7 +33,9 @@ from mjax.dialect.types import aval_of
 from mjax.passes.batching import batch_function
 from mjax.passes.ir_util import nested_ops, reachable_functions, set_results, symbol_name
 from mjax.passes.jaxpr_pallas_interpret import CORES, uninitialized
-from mjax.passes.rules.pallas_remote import REPORT, current_mesh
+from mjax.passes.pallas_rounds import use_rounds
+from mjax.passes.rules.pallas_remote import (REPORT, current_mesh, dma_counts_in_bytes,
+                                             on_mesh)
 
 # The vmap axis the cores of a kernel run along (no user axis is named so)
 CORE_AXIS = "_pallas_tensorcores"
@@ -84,6 +89,10 @@ def _run(ex, call, arrays, b: Builder, op):
     the core axis's), batched over the cores; the arrays as core 0 leaves them."""
     fns = call.fns
     cores = call.grid[0]
+    p = op.opview.params
+    mesh = _cores_of(fns, op)
+    with dma_counts_in_bytes(bool(p.get("dma_bytes", False))), on_mesh(*mesh):
+        use_rounds(fns, str(p["callee"]), call.kernel, call.grid)
     fn, block = fns.create(fns.fresh_name(f"{call.kernel}_cores"),
                            [aval_of(v.type) for v in arrays], None, fns.get(call.kernel))
     fb = Builder(ir.InsertionPoint(block), op.location)

@@ -16,10 +16,13 @@ order, the guide's and JAX's tests' kernels: a DMA lands when it starts, so ever
 finds what the devices' earlier ops sent. A pl.when whose index may differ across the
 devices runs predicated (`_predicated_cond`: each branch in turn, its updates only on the
 devices taking it, its remote writes from those devices into any device); a loop whose
-trip count differs across the devices around a remote write is refused. A wait that
-finds too small a count could only be satisfied by a later op of another device, which
-lockstep cannot run first (or the devices deadlock): the count is poisoned and a host
-callback raises in the caller. Semaphores left non-zero are printed, as JAX does.
+trip count differs across the devices around a remote write is refused. A kernel with a
+wait inside such a pl.when whose semaphore a later op of the program may signal from
+another device runs in rounds instead (passes/pallas_rounds.py: `use_rounds` replaces
+the discharged kernel). Elsewhere a wait that finds too small a count could only be
+satisfied by a later op of another device, which lockstep cannot run first (or the
+devices deadlock): the count is poisoned and a host callback raises in the caller.
+Semaphores left non-zero are printed, as JAX does.
 JAX: pallas/mosaic/interpret (one thread per device).
 """
 from __future__ import annotations
@@ -37,7 +40,10 @@ from mjax.dialect.ops.collectives import AxisIndexOp
 from mjax.dialect.ops.pallas import SEMAPHORE_SPACES
 from mjax.passes.jaxpr_pallas_interpret import AT_EXIT, expand_pallas_call
 from mjax.passes.rules.pallas import MESH_BATCH
-from mjax.passes.rules.pallas_remote import REPORT, core_axis, current_mesh, on_mesh
+from mjax.passes.pallas_rounds import use_rounds
+from mjax.passes.rules.pallas_remote import (REPORT, core_axis, current_mesh,
+                                             dma_counts_in_bytes, on_mesh,
+                                             running_in_rounds)
 
 
 _TALK = ("jaxpr.dma_start", "jaxpr.dma_wait", "jaxpr.semaphore_signal")
@@ -71,8 +77,13 @@ def _batch_on_mesh(batcher, op, vals, dims, b):
                            fns.get(callee))
     clone = clone_into(op, ir.InsertionPoint(block), dict(zip(op.operands, block.arguments)))
     set_results(fn, list(clone.results))
+    cache: dict = {}
     with on_mesh(p["mesh_axes"], p["mesh_shape"]):
-        expand_pallas_call(fns, clone, {}, batcher.ex)
+        expand_pallas_call(fns, clone, cache, batcher.ex)
+        for key, value in list(cache.items()):
+            if key != "index_maps" and key[3] is None:   # (cores: pallas_cores's _run)
+                with dma_counts_in_bytes(key[2]):
+                    use_rounds(fns, key[0], value[0], key[1])
     name, out_dims = batch_function(batcher.ex, symbol_name(fn), dims, batcher.axis_size,
                                     batcher.axis_name, False, op)
     return batcher.ex.call(b, name, vals), list(out_dims)
@@ -122,8 +133,8 @@ def _syncs(op) -> bool:
 
 def _predicated(op) -> bool:
     """Whether cond `op` must run predicated: it synchronizes and its index may differ
-    across the devices."""
-    return _syncs(op) and not _uniform(op.operands[0])
+    across the devices (or they run in rounds, each at its own step)."""
+    return _syncs(op) and (running_in_rounds() or not _uniform(op.operands[0]))
 
 
 def _predicated_cond(d, op):

@@ -45,6 +45,37 @@ _DMA_BYTES: contextvars.ContextVar = contextvars.ContextVar("pallas_dma_bytes",
 # for is the chip's TensorCores: (its name, the numbers of the kernel function's entry
 # arguments whose refs the cores share (its HBM operands), the kernel's name); None: none
 _CORES: contextvars.ContextVar = contextvars.ContextVar("pallas_cores", default=None)
+# While a kernel's instances run in rounds (passes/pallas_rounds.py): every cond that
+# synchronizes runs predicated; a probe of a wait collects its `short` flags here
+# instead of poisoning and reporting them
+_ROUNDS: contextvars.ContextVar = contextvars.ContextVar("pallas_rounds", default=False)
+_PROBE: contextvars.ContextVar = contextvars.ContextVar("pallas_probe", default=None)
+
+
+@contextlib.contextmanager
+def in_rounds():
+    """Discharges a kernel's steps for instances running in rounds (each its own step)."""
+    token = _ROUNDS.set(True)
+    try:
+        yield
+    finally:
+        _ROUNDS.reset(token)
+
+
+def running_in_rounds() -> bool:
+    return _ROUNDS.get()
+
+
+@contextlib.contextmanager
+def probing():
+    """Discharging a wait under it only asks whether the wait would find enough: gives
+    the list its i1 `short` flags are added to (no count is poisoned, nothing raises)."""
+    shorts: list = []
+    token = _PROBE.set(shorts)
+    try:
+        yield shorts
+    finally:
+        _PROBE.reset(token)
 
 
 @contextlib.contextmanager
@@ -172,8 +203,14 @@ REPORT: dict = {}
 def lockstep_wait(b, old, amount, active=None):
     """A wait's new count (`old` an i32 scalar): `old - amount`; where `old` is too small
     POISON, and the frontend's report callback raises (a wait lockstep cannot satisfy);
-    `old` where not `active` (an i1 scalar, None: always)."""
+    `old` where not `active` (an i1 scalar, None: always). Under `probing` (the rounds
+    of passes/pallas_rounds.py asking whether a wait can run): `old`, its `short` flag
+    collected."""
     short = b.lt(old, amount)
+    probe = _PROBE.get()
+    if probe is not None:
+        probe.append(short)
+        return old
     taken = b.sub(old, amount)
     if active is not None:
         short = b.emit("and", short, active)[0]
@@ -253,5 +290,5 @@ def _scatter(b, vals, mesh_shape, add, resolved):
 
 
 __all__ = ["POISON", "REPORT", "coordinates", "core_axis", "current_mesh",
-           "dma_counts_bytes", "dma_counts_in_bytes", "lockstep_wait", "on_mesh",
-           "remote_write", "shared_ref"]
+           "dma_counts_bytes", "dma_counts_in_bytes", "in_rounds", "lockstep_wait",
+           "on_mesh", "probing", "remote_write", "running_in_rounds", "shared_ref"]

@@ -1,8 +1,10 @@
-"""The host callback that reports a semaphore wait an interpreted Pallas TPU kernel on a
-shard_map's devices cannot satisfy (passes/pallas_mesh.py runs the devices' kernel
-instances in lockstep: a wait finding too small a count would hang, or needs an op that
-some device runs later than lockstep can run it first). It raises in the caller, where
-JAX's interpreter would wait forever. Semaphores a kernel leaves non-zero are printed,
+"""The host callbacks that report a semaphore wait an interpreted Pallas TPU kernel on a
+shard_map's devices (or a chip's cores) cannot satisfy. passes/pallas_mesh.py runs the
+instances in lockstep: a wait finding too small a count there would hang, or needs an
+op that another instance runs later, which lockstep cannot run first (kernels whose
+waits inside a pl.when may need one run in rounds instead: passes/pallas_rounds.py,
+which reports only a true deadlock). They raise in the caller, where JAX's interpreter
+would wait forever. Semaphores a kernel leaves non-zero are printed,
 as JAX's interpreter prints them; a device id outside the mesh raises an IndexError (in
 JAX's, an IndexError inside the JaxRuntimeError)."""
 from __future__ import annotations
@@ -27,6 +29,21 @@ def _check_wait(short, count, amount):
             f"signals the semaphore enough. They would deadlock, or the signal comes from "
             f"an op another one runs later in its program than this wait, which lockstep "
             f"cannot run first"))
+    return ()
+
+
+def _check_stuck(stuck, pc):
+    """Instances of a kernel run in rounds (passes/pallas_rounds.py) that a round left
+    waiting with nothing more to run anywhere: a true deadlock."""
+    if np.any(stuck):
+        steps = sorted({int(p) for p, s in zip(np.ravel(pc), np.ravel(stuck)) if s})
+        raise_in_caller(PallasDeadlockError(
+            f"a semaphore wait (semaphore_wait or a DMA's wait) in a Pallas kernel "
+            f"interpreted on a shard_map's devices (or a chip's cores) can never be "
+            f"satisfied: instances still wait (before "
+            f"step{'s' if len(steps) > 1 else ''} {', '.join(map(str, steps))} of the "
+            f"kernel's program cut at its waits) and no instance has an op left that "
+            f"signals them: the kernel deadlocks (JAX's interpreter would hang)"))
     return ()
 
 
@@ -70,6 +87,7 @@ REPORT["callback_id"] = register(_check_wait, "io_callback", key=("pallas_lockst
 REPORT["exit_id"] = register(_check_exit, "io_callback", key=("pallas_lockstep_exit",))
 REPORT["exit_cores_id"] = register(_check_exit_cores, "io_callback",
                                   key=("pallas_lockstep_exit_cores",))
+REPORT["stuck_id"] = register(_check_stuck, "io_callback", key=("pallas_rounds_stuck",))
 REPORT["device_id"] = register(_check_device, "io_callback", key=("pallas_lockstep_device",))
 
 __all__ = ["PallasDeadlockError"]
