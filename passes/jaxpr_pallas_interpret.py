@@ -46,7 +46,6 @@ from jaxlib.mlir import ir
 
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.builder import Builder
-from mjax.dialect.dtype_rules import is_complex, is_float
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.pallas import (DYNAMIC, SEMAPHORE_SPACES, SQUEEZED, PallasCallOp,
@@ -57,7 +56,10 @@ from mjax.passes.interpreter import terminator
 from mjax.passes.expansion import Expander
 from mjax.passes.ir_util import FunctionTable, entry_block, nested_ops, replace_op
 from mjax.passes.jaxpr_discharge_state import discharge_function
+from mjax.passes.pallas_bounds import (IN_BLOCK, OUT_BLOCK, bounds_checked, outside,
+                                      raise_if, read_padded, uninitialized)
 from mjax.passes.pallas_interpret_order import iterations_per_core, parallel_orders
+from mjax.passes.pallas_skip_float import skipping_float_ops
 from mjax.passes.registry import Pass, PassError, register_pass
 from mjax.passes.rules.pallas_remote import dma_counts_in_bytes, on_mesh
 
@@ -70,23 +72,6 @@ AT_EXIT: dict = {}
 # (passes/pallas_cores.py): {"mesh": (fns, call op) -> on_mesh's arguments or None,
 # "run": (expander, _Call, arrays, builder, op) -> the final arrays}
 CORES: dict = {}
-
-
-def uninitialized(dtype, mode: str = "") -> np.ndarray:
-    """The scalar Pallas fills padding, unwritten outputs and scratch with in interpret
-    mode: `mode` "" is interpret=True's (NaN, the integer minimum, false: JAX's
-    hlo_interpreter), "nan" and "zero" pltpu.InterpretParams' uninitialized_memory
-    (NaN, the integer maximum, true; or zeros: JAX's TPU interpreter)."""
-    dtype = np.dtype(dtype)
-    if mode == "zero":
-        return np.zeros((), dtype)
-    if is_float(dtype) or is_complex(dtype):
-        return np.array(np.nan, dtype)
-    if dtype.kind in "iu":
-        return np.array(np.iinfo(dtype).max if mode else np.iinfo(dtype).min, dtype)
-    if dtype == np.bool_ and mode:
-        return np.ones((), dtype)
-    return np.zeros((), dtype)
 
 
 def _paddings(shape, spec) -> tuple:
@@ -153,10 +138,12 @@ class _Call:
         self.per_core = None
         self.refresh: dict = {}       # input k (of the arrays) -> output array or None
         self.mode = p.get("uninitialized_memory") or ""
+        self.checks = None            # (out_of_bounds_reads: JAX's block index checks)
         if p.get("dma_bytes") and not p.get("mesh_kernel"):
             self._tpu_interpreter(p)
 
     def _tpu_interpreter(self, p) -> None:
+        self.checks = p.get("out_of_bounds_reads") or "raise"
         cp = p.get("compiler_params")
         sems = tuple((cp.get("dimension_semantics") if isinstance(cp, dict) else None) or ())
         self.orders = parallel_orders(self.grid, sems, p.get("interpret_seed") or 0)
@@ -252,6 +239,9 @@ class _Call:
                 seen[key] = self.starts(b, ids, prefetch, k)
             st = seen[key]
             whole = block_sizes(bs) == aval_of(x.type).shape   # (starts clamp to 0)
+            if self.checks and not whole and (self.checks == "raise" or
+                                               self.n_pre + k >= self.n_in):
+                self._check_block(b, k, st, x, ids)
             blk = x if whole else b.dynamic_slice(x, *st, slice_sizes=block_sizes(bs))
             if reload is not None and self.n_pre + k in self.refresh:
                 blk = self._reloaded(b, k, st, blk, arrays, prefetch, reload)
@@ -279,6 +269,17 @@ class _Call:
             else:
                 new_arrays.append(b.dynamic_update_slice(x, blk, *starts[j]))
         return new_arrays, list(finals[len(arrays):])
+
+    def _check_block(self, b: Builder, k, st, x, ids) -> None:
+        """JAX's error for a block index past the (padded) end of operand k."""
+        sizes = block_sizes(tuple(self.specs[k]["block_shape"]))
+        shape = aval_of(x.type).shape
+        if self.checks == "uninitialized" and self.n_pre + k < self.n_in:
+            shape = tuple(d - z for d, z in zip(shape, sizes))      # (its extra block)
+        is_in = self.n_pre + k < self.n_in
+        index = b.constant(np.int32(k + self.n_pre if is_in else k + self.n_pre - self.n_in))
+        raise_if(b, outside(b, st, sizes, shape), IN_BLOCK if is_in else OUT_BLOCK, st,
+                 sizes, shape, [index, *ids])
 
     def _reloaded(self, b: Builder, k, st, cached, arrays, prefetch, reload):
         """Input k's block: read again from its source (the output buffer it shares,
@@ -320,16 +321,22 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict,
     callee, grid = str(p["callee"]), tuple(p["grid"])
     in_bytes = bool(p.get("dma_bytes", False))
     cores = CORES["mesh"](fns, op) if "mesh" in CORES else None
-    key = (callee, grid, in_bytes, cores)
+    # (JAX's TPU interpreter checks bounds: passes/pallas_bounds.py)
+    checks = ((p.get("out_of_bounds_reads") or "raise", p.get("uninitialized_memory") or "")
+              if in_bytes else None)
+    skip = bool(p.get("skip_floating_point_ops"))
+    key = (callee, grid, in_bytes, cores, checks, skip)
     if key not in cache:
         name = fns.fresh_name(f"{callee}_interpret")
-        kernel = _barrier_as_scratch(fns, callee)
+        source = skipping_float_ops(fns, callee) if skip else callee
+        kernel = _barrier_as_scratch(fns, source)
         mesh = (nullcontext() if cores is None else   # (the cores' kernel: the one run)
-                on_mesh(cores[0], cores[1], (*cores[2][:2], kernel or callee)))
-        with dma_counts_in_bytes(in_bytes), mesh:
-            discharge_function(fns, kernel or callee, name, grid=grid)
-        if kernel is not None:
-            fns.erase(kernel)
+                on_mesh(cores[0], cores[1], (*cores[2][:2], kernel or source)))
+        with dma_counts_in_bytes(in_bytes), mesh, bounds_checked(checks):
+            discharge_function(fns, kernel or source, name, grid=grid)
+        for copy in (kernel, source if skip else None):
+            if copy is not None:
+                fns.erase(copy)
         cache[key] = (name, kernel is not None)
     call = _Call(fns, op, cache[key][0], cache.setdefault("index_maps", {}),
                  cache[key][1])
@@ -343,8 +350,12 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict,
     arrays = []
     mode = p.get("uninitialized_memory") or ""
     for k, x in enumerate(operands):
-        arrays.append(x if k < call.n_pre else
-                      _pad_to_blocks(b, x, call.specs[k - call.n_pre], mode))
+        x = x if k < call.n_pre else _pad_to_blocks(b, x, call.specs[k - call.n_pre], mode)
+        if k >= call.n_pre and call.checks == "uninitialized":
+            # (a block read past the end gets the uninitialized value: one more block)
+            x = read_padded(b, x, block_sizes(call.specs[k - call.n_pre]["block_shape"]),
+                            mode)
+        arrays.append(x)
     for j, a in enumerate(out_avals):
         spec = call.specs[call.n_in - call.n_pre + j]
         if j in aliases:

@@ -175,6 +175,10 @@ class PallasCallOp(JaxprOp, name="pallas_call"):
         # JAX's TPU interpreter's random_seed (the order it visits parallel dimensions
         # in) and num_cores_or_threads (passes/pallas_interpret_order.py)
         "interpret_seed": A.Int(default=0),
+        # its out_of_bounds_reads (passes/pallas_bounds.py; "" when not interpreted so)
+        "out_of_bounds_reads": A.Str(default="", choices=("", "raise", "uninitialized")),
+        # and its skip_floating_point_ops (passes/pallas_skip_float.py)
+        "skip_floating_point_ops": A.Bool(default=False),
         "interpret_cores": A.Int(default=1),
         # An aliased operand and result are one buffer in interpret mode, as on the chip:
         # what the kernel writes through the operand's ref is the result (core_map's

@@ -40,6 +40,7 @@ from mjax.dialect.ops.callbacks import CallbackOp
 from mjax.dialect.ops.collectives import AxisIndexOp
 from mjax.dialect.ops.pallas import SEMAPHORE_SPACES, scratch_memory_spaces
 from mjax.dialect.types import RefAval, aval_of
+from mjax.passes import pallas_bounds as BOUNDS
 from mjax.passes.ir_util import reachable_functions
 from mjax.passes.rules import ad_util as AD
 from mjax.passes.rules import batch_util as B
@@ -368,6 +369,12 @@ def _dma_start_effects(d, op) -> bool:
                  p["src_levels"], dyn[0])
     window = _window(b, refs[1], starts[1], p["dst_sizes"], p["dst_squeezed"],
                      p["dst_levels"], dyn[1])
+    if not (dyn[0] or dyn[1]):      # (JAX's TPU interpreter's bounds checks)
+        BOUNDS.check_access(b, src, sw[0], sw[1], BOUNDS.READ)
+        BOUNDS.check_access(b, dst, window[0], window[1], BOUNDS.WRITE)
+        fill = BOUNDS.uninitialized_reads()
+        if fill is not None and tuple(sw[1]) != aval_of(src.type).shape:
+            src = BOUNDS.read_padded(b, src, sw[1], fill)
     if remote or shared:
         coords = _device_coords(b, env, op)
         value = _read(b, src, *sw)

@@ -29,6 +29,7 @@ from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.ops import indexing as I
 from mjax.dialect.ops import state as S
 from mjax.dialect.types import aval_of
+from mjax.passes import pallas_bounds as BOUNDS
 from mjax.passes.ir_util import is_zero_constant
 from mjax.passes.registry import PassError
 from mjax.passes.rules.batch_util import NOT_MAPPED, bdim_at
@@ -278,12 +279,20 @@ def _unpadded(b, x, shape):
 # ---- rules -----------------------------------------------------------------------------
 @discharge_rule(S.RefGetOp)
 def _get(b, x, values, starts, *, sizes, squeezed):
+    # (in a kernel JAX's TPU interpreter runs: its bounds check, or past the end its
+    # uninitialized value: passes/pallas_bounds.py)
+    BOUNDS.check_access(b, x, starts, sizes, BOUNDS.READ)
+    fill = BOUNDS.uninitialized_reads()
+    if fill is not None and not _whole(x, sizes, squeezed):
+        return None, [_read(b, BOUNDS.read_padded(b, x, sizes, fill), starts, sizes,
+                            squeezed)]
     return None, [_read(b, x, starts, sizes, squeezed)]
 
 
 @discharge_rule(S.RefSwapOp)
 def _swap(b, x, values, starts, *, sizes, squeezed):
     (val,) = values
+    BOUNDS.check_access(b, x, starts, sizes, BOUNDS.SWAP)
     old = _read(b, x, starts, sizes, squeezed)
     return _write(b, x, starts, sizes, squeezed, val), [old]
 
@@ -426,7 +435,30 @@ def _masked_load(b, x, values, starts, *, sizes, squeezed):
 @discharge_rule(S.MaskedSwapOp)
 def _masked_swap(b, x, values, starts, *, sizes, squeezed):
     val, mask = values
+    _check_masked(b, x, starts, sizes, squeezed, mask)
     return _masked_rmw(b, x, starts, sizes, squeezed, mask, lambda old: val)
+
+
+def _check_masked(b, x, starts, sizes, squeezed, mask):
+    """JAX's TPU interpreter's check of a masked swap: an element the mask selects
+    outside the buffer raises."""
+    if BOUNDS.mode() is None:
+        return
+    shape = aval_of(x.type).shape
+    if BOUNDS.outside(b, starts, sizes, shape) is None:
+        return
+    kept = [d for d in range(len(sizes)) if d not in squeezed]
+    window = tuple(sizes[d] for d in kept)
+    bad = None
+    for pos, d in enumerate(kept):
+        at = b.add(b.iota(dtype=np.dtype(np.int32), shape=window, dimension=pos),
+                   b.broadcast_in_dim(BOUNDS.as_i32(b, starts[d]), shape=window,
+                                      broadcast_dimensions=()))
+        out = b.ge(at, b.constant(np.int32(shape[d]), shape=window))
+        bad = out if bad is None else b.emit("or", bad, out)[0]
+    bad = b.emit("and", bad, mask)[0]
+    any_bad = b.reduce_or(bad, axes=tuple(range(len(window))))
+    BOUNDS.raise_if(b, any_bad, BOUNDS.MASKED_SWAP, starts, sizes, shape)
 
 
 _COMBINE = {"add": "add", "max": "max", "min": "min", "and": "and", "or": "or",

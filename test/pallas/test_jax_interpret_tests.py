@@ -15,6 +15,9 @@ are checked here with race detection off."""
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -81,7 +84,7 @@ def _check(name, variant, numpy, ctx="plain"):
 def _raises(name, variant, jax_exc, mjax_exc, match, ctx="plain"):
     """Both libraries raise (JAX's run-time errors are its JaxRuntimeError)."""
     with pytest.raises(jax_exc, match=match):
-        _call("jax", name, variant, _CTX[ctx])
+        _jax(name, variant, ctx)
     jpltpu.reset_tpu_interpret_mode_state()
     with pytest.raises(mjax_exc, match=match):
         _call("mjax", name, variant, _CTX[ctx])
@@ -212,15 +215,21 @@ VALUES = [
       for space in ("hbm", "any")],
     ("test_pallas_call_compiles_with_has_side_effects_true", "side_effects", (),
      _eq(lambda x: x + 1.0), "plain", False),
+    ("test_out_of_bounds_read_range", "oob_read_range", ("uninitialized", "hbm"),
+     _nan_after(4), "plain", False),
+    ("test_out_of_bounds_read_range", "oob_read_range", ("uninitialized", "any"),
+     _nan_after(4), "plain", False),
+    ("test_skip_floating_point_ops", "skip_fp_ops", (256,),
+     _eq(lambda x, y: np.full((256, 256), np.inf, np.float32)), "plain", False),
+    ("test_skip_floating_point_ops", "skip_fp_ops", (1024,),
+     _eq(lambda x, y: np.full((1024, 1024), np.inf, np.float32)), "plain", True),
+    *[("test_allocate_shared_buffer_in_core_map", "shared_buffer", (first, space),
+       _eq(lambda x: x), "v5p", False) for first in (0, 1) for space in ("hbm", "any")],
 ]
 
 
 # What mjax does not match yet: {(kernel, variant): why}
-NOT_YET = {
-    ("oob_block_spec", ("uninitialized", 1, 0)):
-        "a block index past the end reads the last block (clamped), not NaN",
-    ("oob_read_index", ("uninitialized", (2, 6, 9, 15, 17))):
-        "an out-of-bounds scalar read is clamped, not the uninitialized value"}
+NOT_YET: dict = {}
 
 
 def _params(cases):
@@ -238,3 +247,155 @@ def _params(cases):
 @pytest.mark.parametrize("name,variant,check,ctx", _params(VALUES))
 def test_values_match_jax_and_numpy(name, variant, check, ctx):
     _check(name, variant, check, ctx)
+
+
+def test_skip_floating_point_ops_computes_no_matmul():
+    """(JAX's test also checks its lowering has no dot_general.)"""
+    f, args = K.skip_fp_ops(mjax, pl, pltpu, 256)
+    assert "dot" not in f.lower(*args).as_text()
+    f, args = K.matmul(mjax, pl, pltpu, 256)
+    assert "dot" in f.lower(*args).as_text()
+
+
+# ---- tpu_pallas_interpret_test.py: errors ----------------------------------------------
+_OOB = "Out-of-bounds"
+ERRORS = [
+    # (JAX test, kernel, variant, JAX's exception, mjax's, the message both match, ctx)
+    *[("test_revisiting_is_an_error", "revisiting", (space,), Exception, RuntimeError,
+       r"Revisited block .* of output 1 in iteration \(2, 0\)", "plain")
+      for space in ("hbm", "any")],
+    ("test_out_of_bounds_block_spec", "oob_block_spec", ("raise", 1, 0), Exception,
+     IndexError, f"{_OOB} block index .* for input", "plain"),
+    ("test_out_of_bounds_block_spec", "oob_block_spec", ("raise", 0, 2), Exception,
+     IndexError, f"{_OOB} block index .* for output", "plain"),
+    ("test_out_of_bounds_block_spec", "oob_block_spec", ("uninitialized", 0, 2),
+     Exception, IndexError, f"{_OOB} block index .* for output", "plain"),
+    ("test_out_of_bounds_read_index", "oob_read_index", ("raise", (2, 6, 9, 15, 17)),
+     Exception, IndexError, f"{_OOB} read", "plain"),
+    *[("test_out_of_bounds_read_range", "oob_read_range", ("raise", space), Exception,
+       IndexError, f"{_OOB} read", "plain") for space in ("hbm", "any")],
+    *[(f"test_out_of_bounds_write_{what}", f"oob_write_{what}", ("logical", reads, space),
+       Exception, ValueError, f"{_OOB} write", "plain")
+      for what in ("index", "range") for reads in ("raise", "uninitialized")
+      for space in ("hbm", "any")],
+    ("test_smem_scratch_is_never_padded", "smem_never_padded", ("logical", "vmem"),
+     Exception, ValueError, f"{_OOB} write", "plain"),
+    ("test_smem_scratch_is_never_padded", "smem_never_padded", ("logical", "smem"),
+     Exception, ValueError, f"{_OOB} write", "plain"),
+    ("test_masked_store", "masked_store", (True,), Exception, ValueError,
+     f"{_OOB} masked swap", "plain"),
+    ("test_dimensions_arbitrary_parallel_raises", "parallel_order",
+     (("arbitrary", "parallel"),), ValueError, ValueError,
+     "Dimensions with parallel semantics must form a prefix of the grid", "plain"),
+    ("test_dynamic_parallel_dimension_raises", "dynamic_parallel_dimension", (),
+     jax.errors.ConcretizationTypeError, mjax.errors.ConcretizationTypeError,
+     "Abstract tracer value", "plain"),
+    # (JAX's interpreter raises in core 1's thread, a JaxRuntimeError; mjax's check
+    # raises JAX's IndexError in the caller)
+    ("test_core_map_exception_no_hang", "core_map_exception", (),
+     jax.errors.JaxRuntimeError, IndexError, f"{_OOB} read", "v5p"),
+    *[("test_hbm_allocation_in_run_scoped_raises", "hbm_in_run_scoped", (space,),
+       ValueError, ValueError, "Cannot allocate HBM in `run_scoped`.", "v5p")
+      for space in ("hbm", "any")],
+    *[("test_referencing_hbm_raises", "referencing_hbm", (space, (kind, side)),
+       ValueError, ValueError,
+       f"{'swap' if side == 'out' else 'get' if kind == 'jax' else 'load'}_p: Buffers "
+       f"with a memory space of HBM or ANY cannot be referenced directly", "plain")
+      for space in ("hbm", "any") for kind in ("jax", "pallas") for side in ("in", "out")],
+]
+
+
+@pytest.mark.parametrize("name,variant,jax_exc,mjax_exc,match,ctx", [
+    pytest.param(*case[1:], id=f"{case[0]}-{case[1]}{list(case[2])}") for case in ERRORS])
+def test_errors_match_jax(name, variant, jax_exc, mjax_exc, match, ctx):
+    _raises(name, variant, jax_exc, mjax_exc, match, ctx)
+
+
+PADDED = [(f"oob_write_{what}", ("padded", reads, space)) for what in ("index", "range")
+          for reads in ("raise", "uninitialized") for space in ("hbm", "any")] + \
+    [("smem_never_padded", ("padded", space)) for space in ("vmem", "smem")] + \
+    [("masked_store_padded", ())]
+
+
+@pytest.mark.parametrize("name,variant", PADDED)
+def test_padded_buffer_bounds_refused(name, variant):
+    """buffer_bounds='padded' (JAX's tests run it on an abstract TPU v6e, its buffers
+    padded to the chip's tiling): mjax's interpreter keeps buffers at their logical
+    shapes, so it refuses, naming the option."""
+    with pytest.raises(NotImplementedError, match="buffer_bounds='padded'"):
+        _call("mjax", name, variant, _CTX["v6e"])
+
+
+# ---- tpu_pallas_interpret_distributed_test.py ------------------------------------------
+def _sharded(lib, make, x, n, spec):
+    """`make(J, P, T)`'s per-device function under a shard_map over n CPU devices."""
+    J, P, T = LIBS[lib]
+    mesh = J.make_mesh((n,), ("x",), devices=J.devices("cpu")[:n])
+    part = J.sharding.PartitionSpec(*spec)
+    f = J.shard_map(make(J, P, T), mesh=mesh, in_specs=part, out_specs=part,
+                    check_vma=False)
+    with interpreting_as_v5p(J):
+        return np.asarray(J.jit(f)(J.device_put(x, J.sharding.NamedSharding(mesh, part))))
+
+
+def _core_map_per_device(num_cores):
+    return lambda J, P, T: K.core_map(J, P, T, num_cores, False, device_axis="x")[0]
+
+
+@on_the_host_cpu
+def _jax_sharded_core_map(num_cores, x, n):
+    return _sharded("jax", _core_map_per_device(num_cores), x, n, ("x", None))
+
+
+@pytest.mark.parametrize("num_cores", [1, 2, 4])
+def test_shard_map_of_core_map(num_cores):
+    """Each device's cores meet at a barrier, then add their index, num_cores times
+    the device's and 1 to their slices."""
+    n = 8
+    x = np.arange(n * 16 * 128, dtype=np.int32).reshape(-1, 128)
+    got = _sharded("mjax", _core_map_per_device(num_cores), x, n, ("x", None))
+    want = _jax_sharded_core_map(num_cores, x, n)
+    expected = (x.reshape(n, num_cores, -1, 128) + 1
+                + np.arange(n, dtype=np.int32)[:, None, None, None] * num_cores
+                + np.arange(num_cores, dtype=np.int32)[None, :, None, None]
+                ).reshape(x.shape)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, expected)
+
+
+def _exception_kernel(n):
+    return lambda J, P, T: K.exception_then_remote_copy(J, P, T, n)
+
+
+_EXCEPTION = """
+import numpy as np, jax, mjax
+from jax.experimental.pallas import tpu as jpltpu
+import test_jax_interpret_tests as T
+x = np.ones((16, 128 * 8), np.float32)
+for lib in ("jax", "mjax"):
+    try:
+        T._sharded(lib, T._exception_kernel(8), x, 8, (None, "x"))
+        print(lib, "returned")
+    except Exception as e:
+        print(lib, "raised:", type(e).__name__, str(e).replace(chr(10), " "))
+    jpltpu.reset_tpu_interpret_mode_state()
+"""
+
+
+def test_that_exception_does_not_cause_dma_to_wait_forever():
+    """Device 1's core 0 reads out of bounds before the remote copies: JAX's
+    interpreter fails (a JaxRuntimeError, not a hang), and so does mjax's check (JAX's
+    IndexError, as it is or inside XLA's JaxRuntimeError). Run in a process of its own
+    (test_remote_dma_interpret's test_device_outside_the_mesh_is_an_error says why: a
+    callback raising on one device while the others wait in a collective ends XLA's
+    CPU runtime's process later)."""
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
+               JAX_PLATFORMS="cpu", MJAX_PLATFORM="cpu",
+               PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)] + sys.path))
+    out = subprocess.run([sys.executable, "-c", _EXCEPTION], capture_output=True,
+                         text=True, env=env, timeout=600).stdout
+    lines = dict(line.split(" ", 1) for line in out.splitlines()
+                 if line.startswith(("jax ", "mjax ")))
+    assert re.match(r"raised: JaxRuntimeError .*Out-of-bounds read", lines.get("jax", "")), out
+    assert re.match(r"raised: (IndexError|JaxRuntimeError) .*Out-of-bounds read of a kernel "
+                    r"buffer: reading \[100:101, 0:1\]", lines.get("mjax", "")), out

@@ -38,6 +38,8 @@ from mjax.experimental.pallas.core import (Blocked, BlockSpec, BoundedSlice, Cos
                                            dynamic_shapes_export_enabled, no_block_spec)
 from mjax.experimental.pallas.keys import KeyRef, key_block_spec
 from mjax.experimental.pallas import lockstep  # noqa: F401  (registers the wait check)
+from mjax.experimental.pallas import interpret_bounds  # noqa: F401  (the bounds check)
+from mjax.experimental.pallas.interpret_revisits import check_revisits
 from mjax.experimental.pallas.primitives import KernelContext, program_id
 from mjax.lax.prng import PRNGKeyArray
 from mjax.experimental.pallas.ref import Ref
@@ -427,6 +429,12 @@ class _PallasCall:
         tpu_params = None if isinstance(params, bool) else params
         if tpu_params is not None:
             _check_tpu_interpret_grid(self.grid, self.compiler_params)
+            if tpu_params.buffer_bounds != "logical":
+                raise NotImplementedError(
+                    f"pallas_call {self.name}: pltpu.InterpretParams(buffer_bounds="
+                    f"{tpu_params.buffer_bounds!r}) is not supported by mjax: its "
+                    f"interpreter keeps every buffer at its logical shape, not padded to "
+                    f"the chip's tiling; pass buffer_bounds='logical'")
         n_pre = self.num_scalar_prefetch
         if len(args) < n_pre:
             raise ValueError(f"pallas_call {self.name} has num_scalar_prefetch={n_pre} but "
@@ -466,6 +474,13 @@ class _PallasCall:
         in_specs = [s if k is None else key_block_spec(s, k)
                     for s, k in zip(in_specs, key_impls)]
         out_specs = _flat_specs(self.out_specs, len(out_avals), "out_specs", "out_shape")
+        if tpu_params is not None and not self.mesh_kernel and not n_pre:
+            skip = set(self.aliases.values()) | {
+                j for j, sp in enumerate(out_specs)
+                if sp is not None and memory_space_name(sp.memory_space) in ("hbm", "any")}
+            check_revisits(self.grid, out_specs, skip,
+                           self.compiler_params.get("dimension_semantics"),
+                           tpu_params.random_seed, tpu_params.num_cores_or_threads)
         scratch_leaves = trace_trees.tree_leaves(self.scratch_shapes, is_leaf=_is_scratch_leaf)
         scratch = [_scratch_aval(s) for s in scratch_leaves]
         scratch_spaces = tuple(_scratch_space(s) for s in scratch_leaves)
@@ -537,6 +552,9 @@ class _PallasCall:
         if tpu_params is not None:
             extra["uninitialized_memory"] = tpu_params.uninitialized_memory
             extra["interpret_seed"] = int(tpu_params.random_seed or 0)
+            extra["out_of_bounds_reads"] = tpu_params.out_of_bounds_reads
+            if tpu_params.skip_floating_point_ops:
+                extra["skip_floating_point_ops"] = True
             extra["interpret_cores"] = int(tpu_params.num_cores_or_threads)
         if AXIS_ENV.meshes:
             extra["mesh_axes"], extra["mesh_shape"] = AXIS_ENV.meshes[-1]

@@ -154,6 +154,11 @@ def _mask(mask, aval: ShapedArray, fn: str):
     return jnp.broadcast_to(mask, aval.shape) if m.shape != aval.shape else mask
 
 
+def tpu_interpreting() -> bool:
+    """Whether the kernel being traced runs in JAX's TPU interpret mode."""
+    return bool(_kernels.stack) and _kernels.stack[-1].interpret_params is not None
+
+
 def check_not_hbm(ref, primitive: str) -> None:
     """JAX's TPU interpreter refuses a direct read or write of an HBM or ANY buffer
     (naming its primitive: get_p, load_p, swap_p); a kernel copies those with DMAs."""

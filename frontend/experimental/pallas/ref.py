@@ -93,6 +93,10 @@ def normalize_index(idx, shape) -> list[tuple]:
             raise NotImplementedError("None (newaxis) in a ref index is not supported")
         elif _int_scalar(i):
             if isinstance(i, (int, np.integer)):
+                if 0 <= i and not i < n and primitives.tpu_interpreting():
+                    # (JAX's TPU interpreter checks it when it runs: pallas_bounds.py)
+                    out.append((int(i), 1, True))
+                    continue
                 if not -n <= i < n:
                     raise IndexError(f"index {i} is out of bounds for dimension {d} of the "
                                      f"ref with size {n}")

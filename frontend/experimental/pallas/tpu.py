@@ -251,10 +251,16 @@ class SemaphoreType(enum.Enum):
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class InterpretParams:
     """Options of JAX's TPU interpret mode; `pallas_call(interpret=InterpretParams())`
-    runs the kernel interpreted. mjax's interpreter runs grid points in order and DMAs
-    as copies at their start, so the DMA timing and thread options are accepted and
-    ignored; detect_races=True raises NotImplementedError when a kernel is traced (mjax
-    has no race detector). JAX: pltpu.InterpretParams."""
+    runs the kernel interpreted. As JAX's interpreter, mjax's visits parallel grid
+    dimensions in the order random_seed draws, splits them over num_cores_or_threads
+    cores (each with its own scratch), fills uninitialized memory as
+    uninitialized_memory says and checks bounds (out_of_bounds_reads, revisited output
+    blocks: passes/pallas_bounds.py), and skip_floating_point_ops makes every float
+    value inf. It runs a DMA as a copy at its start, so dma_execution_mode,
+    vector_clock_size and logging_mode are accepted and ignored; detect_races=True and
+    buffer_bounds='padded' raise NotImplementedError when a kernel is traced (mjax has
+    no race detector, and keeps buffers at their logical shapes). JAX:
+    pltpu.InterpretParams."""
     detect_races: bool = False
     out_of_bounds_reads: Literal["raise", "uninitialized"] = "raise"
     skip_floating_point_ops: bool = False
