@@ -46,6 +46,7 @@ from jaxlib.mlir import ir
 
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.builder import Builder
+from mjax.dialect.ops.callbacks import CallbackOp
 from mjax.dialect.ops import control_flow as C
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.pallas import (DYNAMIC, SEMAPHORE_SPACES, SQUEEZED, PallasCallOp,
@@ -139,6 +140,9 @@ class _Call:
         self.refresh: dict = {}       # input k (of the arrays) -> output array or None
         self.mode = p.get("uninitialized_memory") or ""
         self.checks = None            # (out_of_bounds_reads: JAX's block index checks)
+        self.recorder = p.get("grid_point_recorder", -1)
+        if self.recorder is None:
+            self.recorder = -1
         if p.get("dma_bytes") and not p.get("mesh_kernel"):
             self._tpu_interpreter(p)
 
@@ -304,6 +308,19 @@ class _Call:
                            np.broadcast_to(uninitialized(s.dtype, self.mode), s.shape))
                 for s, sp in zip(self.scratch, self.scratch_spaces)]
 
+    def record(self, b: Builder, ids, i) -> None:
+        """Calls pltpu.InterpretParams' grid_point_recorder (a host callback) with the
+        grid point iteration `i` visits and the core running it."""
+        if self.recorder < 0:
+            return
+        point = (b.concatenate(*(b.broadcast_in_dim(v, shape=(1,), broadcast_dimensions=())
+                                 for v in ids), dimension=0)
+                 if ids else b.constant(np.zeros((0,), np.int32)))
+        core = (b.div(i, b.constant(np.int32(self.per_core))) if self.per_core
+                else b.constant(np.int32(0)))
+        b.emit(CallbackOp, point, core, callback_id=self.recorder, effect="ordered",
+               result_shapes=None, result_dtypes=None, vmap_method=None)
+
     def core_start(self, b: Builder, i) -> ir.Value:
         """Whether iteration `i` is the first of a core's (JAX's TPU interpreter)."""
         zero = b.constant(np.int32(0))
@@ -372,6 +389,7 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict,
         arrays = CORES["run"](ex, call, arrays, b, op)
     elif isinstance(n_points, int) and n_points == 1:
         zero = b.constant(np.int32(0))
+        call.record(b, [zero] * len(grid), zero)
         arrays, scratch = call.step(b, [zero] * len(grid), arrays, scratch)
     elif not isinstance(n_points, int) or n_points > 0:
         arrays, scratch = _grid_loop(b, call, arrays, scratch, n_points, op.location)
@@ -458,7 +476,9 @@ def _grid_loop(b: Builder, call: _Call, arrays, scratch, n_points, loc) -> list:
             sc = [bb.select_n(bb.broadcast_in_dim(first, shape=aval_of(v.type).shape,
                                                   broadcast_dimensions=()), v, init)
                   for v, init in zip(sc, call.initial_scratch(bb))]
-    new_arrays, new_scratch = call.step(bb, call.grid_ids(bb, i), cur, sc, reload)
+    ids = call.grid_ids(bb, i)
+    call.record(bb, ids, i)
+    new_arrays, new_scratch = call.step(bb, ids, cur, sc, reload)
     call.bounds = bounds
     nxt = bb.add(i, bb.constant(np.int32(1)))
     with loc:

@@ -179,6 +179,8 @@ class PallasCallOp(JaxprOp, name="pallas_call"):
         "out_of_bounds_reads": A.Str(default="", choices=("", "raise", "uninitialized")),
         # and its skip_floating_point_ops (passes/pallas_skip_float.py)
         "skip_floating_point_ops": A.Bool(default=False),
+        # and its grid_point_recorder: the host callback's id (-1: none)
+        "grid_point_recorder": A.Int(default=-1),
         "interpret_cores": A.Int(default=1),
         # An aliased operand and result are one buffer in interpret mode, as on the chip:
         # what the kernel writes through the operand's ref is the result (core_map's

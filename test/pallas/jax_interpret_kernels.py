@@ -288,7 +288,7 @@ def number_of_stores(J, P, T):
     return J.jit(run), [np.zeros((16, 256), np.float32), np.zeros((1,), np.int32)]
 
 
-def parallel_order(J, P, T, semantics):
+def parallel_order(J, P, T, semantics, recorder=None):
     """test_randomization_of_parallel_dimensions (semantics ('parallel', 'arbitrary'))
     and test_dimensions_arbitrary_parallel_raises (('arbitrary', 'parallel'))."""
     def kernel(s_ref, o_ref):
@@ -301,7 +301,7 @@ def parallel_order(J, P, T, semantics):
             kernel, out_shape=J.ShapeDtypeStruct((32, 512), np.float32), grid=(4, 4),
             in_specs=[P.BlockSpec(memory_space=T.SMEM)],
             out_specs=P.BlockSpec((8, 128), lambda i, j: (i, j)),
-            interpret=T.InterpretParams(random_seed=12345),
+            interpret=T.InterpretParams(random_seed=12345, grid_point_recorder=recorder),
             compiler_params=T.CompilerParams(dimension_semantics=semantics))(s)
     return J.jit(run), [np.zeros((1,), np.int32)]
 
@@ -518,9 +518,9 @@ def two_cores_no_race(J, P, T):
     return J.jit(run), args
 
 
-def parallel_and_cores(J, P, T, cores):
-    """test_parallel_dimension_and_multiple_cores (no grid point recorder, no race
-    detection): a counter in SMEM, each core's own, over a (parallel, arbitrary) grid."""
+def parallel_and_cores(J, P, T, cores, recorder=None):
+    """test_parallel_dimension_and_multiple_cores (no race detection): a counter in
+    SMEM, each core's own, over a (parallel, arbitrary) grid."""
     def kernel(s_ref, in_ref, o_ref):
         diff = in_ref[...] - (4 * P.program_id(0) + P.program_id(1)).astype(np.float32)
         s = s_ref[0]
@@ -533,7 +533,8 @@ def parallel_and_cores(J, P, T, cores):
             in_specs=[P.BlockSpec(memory_space=T.SMEM),
                       P.BlockSpec((8, 128), lambda i, j: (i, j))],
             out_specs=P.BlockSpec((8, 128), lambda i, j: (i, j)),
-            interpret=T.InterpretParams(random_seed=12345, num_cores_or_threads=cores),
+            interpret=T.InterpretParams(random_seed=12345, num_cores_or_threads=cores,
+                                        grid_point_recorder=recorder),
             compiler_params=T.CompilerParams(
                 dimension_semantics=("parallel", "arbitrary")))(s, blocks)
     blocks = np.repeat(np.repeat(np.arange(16, dtype=np.float32).reshape(4, 4), 128, 1),

@@ -9,9 +9,9 @@ all-reduce, reduce-scatter with and without emit_pipeline, the race-free run of
 test_race_detection, test_that_barrier_does_not_hang_after_exception): they are
 test_remote_dma_interpret.py's. Out of scope: race detection (detect_races=True: mjax
 raises NotImplementedError, test_interpret_races.py), what only JAX's private
-interpreter state shows (the store-callback count of test_correct_number_of_stores, the
-grid point recorder's order, `is_range_out_of_bounds_for_shape`); their kernels' values
-are checked here with race detection off."""
+interpreter state shows (the store-callback count of test_correct_number_of_stores,
+`is_range_out_of_bounds_for_shape`); their kernels' values are checked here with race
+detection off. Refused: buffer_bounds='padded' (NotImplementedError)."""
 from __future__ import annotations
 
 import os
@@ -33,6 +33,7 @@ from mjax.experimental.pallas.lockstep import PallasDeadlockError  # noqa: E402
 
 import jax_interpret_kernels as K  # noqa: E402
 from cpu_oracle import on_the_host_cpu  # noqa: E402
+from test_mosaic_differential import assert_same_mosaic, tpu_mosaic  # noqa: E402
 from test_multicore_mosaic import interpreting_as_v5p  # noqa: E402
 
 LIBS = {"jax": (jax, jpl, jpltpu), "mjax": (mjax, pl, pltpu)}
@@ -247,6 +248,68 @@ def _params(cases):
 @pytest.mark.parametrize("name,variant,check,ctx", _params(VALUES))
 def test_values_match_jax_and_numpy(name, variant, check, ctx):
     _check(name, variant, check, ctx)
+
+
+def _recorded(lib, name, variant):
+    """The kernel's values and the (grid point, core) pairs its grid_point_recorder
+    saw, sorted by core as JAX's test sorts them."""
+    seen = []
+
+    def recorder(token, point, core):
+        seen.append((tuple(int(c) for c in point), int(core)))
+        return token
+    J, P, T = LIBS[lib]
+    f, args = getattr(K, name)(J, P, T, *variant, recorder=recorder)
+    out = _leaves(f(*args))
+    return out, sorted(seen, key=lambda x: x[1])
+
+
+@on_the_host_cpu
+def _jax_recorded(name, variant):
+    return _recorded("jax", name, variant)
+
+
+def _points(rows, cores_of):
+    return [((r, c), cores_of(k)) for k, r in enumerate(rows) for c in range(4)]
+
+
+# JAX's expected orders: parallel rows 2, 3, 0, 1 (random_seed 12345), split over cores
+RECORDED = [
+    ("test_randomization_of_parallel_dimensions", "parallel_order",
+     (("parallel", "arbitrary"),), _points((2, 3, 0, 1), lambda k: 0)),
+    *[("test_parallel_dimension_and_multiple_cores", "parallel_and_cores", (n,),
+       _points((2, 3, 0, 1), lambda k, n=n: k // -(-4 // n))) for n in range(1, 7)]]
+
+
+@pytest.mark.parametrize("name,variant,order", [
+    pytest.param(*case[1:], id=f"{case[0]}-{case[1]}{list(case[2])}") for case in RECORDED])
+def test_grid_point_recorder_matches_jax(name, variant, order):
+    got, got_order = _recorded("mjax", name, variant)
+    want, want_order = _jax_recorded(name, variant)
+    assert got_order == want_order == order
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+def _named_grid(J, P, T):
+    """test_grid_names' kernel, compiled (not interpreted)."""
+    def kernel(x, y):
+        y[:] = (x[:] + 10.0 * J.lax.axis_index("foo").astype(x.dtype)
+                + J.lax.axis_index("bar").astype(x.dtype))
+    return lambda x: P.pallas_call(
+        kernel, grid_spec=P.GridSpec(grid=(("foo", 2), ("bar", 4)),
+                                     in_specs=[P.BlockSpec((8, 128), lambda i, j: (i, j))],
+                                     out_specs=P.BlockSpec((8, 128), lambda i, j: (i, j))),
+        out_shape=J.ShapeDtypeStruct((16, 512), np.float32))(x)
+
+
+def test_named_grid_mosaic_matches_jax():
+    """A named grid's axis_index is the dimension's program_id in the Mosaic module."""
+    shapes = [((16, 512), np.float32)]
+    jconfig, jbody = tpu_mosaic(jax, _named_grid(jax, jpl, jpltpu), shapes)
+    mconfig, mbody = tpu_mosaic(mjax, _named_grid(mjax, pl, pltpu), shapes)
+    assert mconfig == jconfig
+    assert_same_mosaic(jbody, mbody)
 
 
 def test_skip_floating_point_ops_computes_no_matmul():

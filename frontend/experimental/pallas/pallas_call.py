@@ -30,6 +30,7 @@ from mjax.dialect.ops.pallas import (COST_FIELDS, DYNAMIC, MEMORY_SPACES, SQUEEZ
                                      block_ref_shape, emit_pallas_call)
 from mjax.dialect.ops.random import KEY_SHAPES
 from mjax.dialect.types import RefAval, ShapedArray
+from mjax.arrays.host_callbacks import register
 from mjax.base.errors import ConcretizationTypeError
 from mjax.jit.jitted import jit
 from mjax.dialect.shape_poly import is_symbolic_dim
@@ -122,6 +123,16 @@ def _check_tpu_interpret_grid(grid, compiler_params: dict) -> None:
         if p and isinstance(g, Tracer):
             raise ConcretizationTypeError(g, "a parallel grid dimension of a pallas_call in "
                                              "TPU interpret mode must be static")
+
+
+def _recorder_id(recorder) -> int:
+    """The host callback calling pltpu.InterpretParams' grid_point_recorder(token, grid
+    point, core id) at each grid point (the token is not threaded: mjax orders the
+    callbacks itself)."""
+    def flat(point, core):
+        recorder(np.int32(0), np.asarray(point), np.asarray(core))
+        return ()
+    return register(flat, "io_callback", key=("pallas_grid_point_recorder", recorder))
 
 
 def _element_padding(spec) -> tuple[int, ...] | None:
@@ -555,6 +566,8 @@ class _PallasCall:
             extra["out_of_bounds_reads"] = tpu_params.out_of_bounds_reads
             if tpu_params.skip_floating_point_ops:
                 extra["skip_floating_point_ops"] = True
+            if tpu_params.grid_point_recorder is not None:
+                extra["grid_point_recorder"] = _recorder_id(tpu_params.grid_point_recorder)
             extra["interpret_cores"] = int(tpu_params.num_cores_or_threads)
         if AXIS_ENV.meshes:
             extra["mesh_axes"], extra["mesh_shape"] = AXIS_ENV.meshes[-1]
