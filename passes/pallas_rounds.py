@@ -50,6 +50,8 @@ JAX: pallas/mosaic/interpret (threads per device and core).
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 from jaxlib.mlir import ir
 
@@ -64,7 +66,8 @@ from mjax.passes.ir_util import (FunctionTable, callee_of, entry_block, nested_o
                                  reachable_functions, set_results, used_values)
 from mjax.passes.jaxpr_discharge_state import PREDICATED_COND, Discharge, is_ref
 from mjax.passes.jaxpr_pallas_interpret import _barrier_as_scratch, uninitialized
-from mjax.passes.rules.pallas_remote import (REPORT, current_mesh, in_rounds, probing)
+from mjax.passes.rules.pallas_remote import (REPORT, current_cores, current_mesh,
+                                             in_rounds, on_mesh, probing)
 
 _SYNC = ("jaxpr.dma_start", "jaxpr.dma_wait", "jaxpr.semaphore_signal",
          "jaxpr.semaphore_wait", "jaxpr.get_barrier_semaphore")
@@ -428,11 +431,16 @@ def use_rounds(fns: FunctionTable, callee: str, discharged: str, grid) -> None:
     if _MARK in fns.get(discharged).attributes or plan_of(fns, callee) is None:
         return                      # (the barrier semaphore's copy would decide the same)
     kernel = _barrier_as_scratch(fns, callee)     # (as expand_pallas_call made it)
+    cores = current_cores()        # (the cores' kernel is the one discharged: its copy)
+    mesh = (nullcontext() if cores is None or kernel is None else
+            on_mesh(*current_mesh(), (*cores[:2], kernel)))
     try:
-        plan = plan_of(fns, kernel or callee)
-        old = fns.get(discharged)
-        tmp = fns.fresh_name(f"{discharged}_rounds")
-        new = rounds_function(fns, plan, kernel or callee, tmp, tuple(grid), after=old)
+        with mesh:
+            plan = plan_of(fns, kernel or callee)
+            old = fns.get(discharged)
+            tmp = fns.fresh_name(f"{discharged}_rounds")
+            new = rounds_function(fns, plan, kernel or callee, tmp, tuple(grid),
+                                  after=old)
         fns.erase(discharged)
         new.attributes["sym_name"] = ir.StringAttr.get(discharged)
         new.attributes[_MARK] = ir.UnitAttr.get()

@@ -118,6 +118,11 @@ def current_mesh():
     return _MESH.get()
 
 
+def current_cores():
+    """on_mesh's `cores` of the kernel being discharged (None: no cores in lockstep)."""
+    return _CORES.get()
+
+
 def coordinates(b, ids, device_id_type: str, mesh) -> list:
     """The target's i32 coordinate along each mesh axis (a logical id unravelled
     row-major over the mesh, as JAX numbers a shard_map's devices)."""
@@ -290,5 +295,5 @@ def _scatter(b, vals, mesh_shape, add, resolved):
 
 
 __all__ = ["POISON", "REPORT", "coordinates", "core_axis", "current_mesh",
-           "dma_counts_bytes", "dma_counts_in_bytes", "in_rounds", "lockstep_wait",
+           "current_cores", "dma_counts_bytes", "dma_counts_in_bytes", "in_rounds", "lockstep_wait",
            "on_mesh", "probing", "remote_write", "running_in_rounds", "shared_ref"]

@@ -27,12 +27,12 @@ from test_multicore_mosaic import CORES, LIBS, _args, interpreting_as_v5p  # noq
 ROWS = 8
 
 
-def _mesh_kernel(J, P, T, k, x, n_out, interpret, sems=1):
+def _mesh_kernel(J, P, T, k, x, n_out, interpret, sems=1, **kw):
     out = J.ShapeDtypeStruct(x.shape, x.dtype)
     return P.kernel(k, out_type=(out,) * n_out if n_out > 1 else out,
                     mesh=T.create_tensorcore_mesh("c", num_cores=CORES),
                     scratch_types=[T.VMEM(x.shape, x.dtype)] +
-                    [T.SemaphoreType.REGULAR] * sems, interpret=interpret)(x)
+                    [T.SemaphoreType.REGULAR] * sems, interpret=interpret, **kw)(x)
 
 
 def consumer_first(J, P, T, x, interpret, producer):
@@ -59,12 +59,24 @@ def consumer_first(J, P, T, x, interpret, producer):
     return _mesh_kernel(J, P, T, k, x, 2, interpret)
 
 
-def ping_pong(J, P, T, x, interpret):
+def ping_pong(J, P, T, x, interpret, barrier=False):
     """Core 1 waits inside its pl.when, works on what core 0 left in HBM and signals
     back; core 0 (later in the program) works, signals core 1, waits for its answer and
-    works on."""
+    works on. With `barrier`, then a core_barrier on the barrier semaphore, after which
+    core 1 writes what core 0 wrote plus 100 into the buffer."""
     def k(x_hbm, o_hbm, buf_hbm, v, sem):
         c = J.lax.axis_index("c")
+        pong(c, x_hbm, o_hbm, buf_hbm, v, sem)
+        if barrier:
+            T.core_barrier(T.get_barrier_semaphore(), core_axis_name="c")
+
+            @P.when(c == 1)
+            def _():
+                T.sync_copy(o_hbm, v)
+                v[...] = v[...] + 100.0
+                T.sync_copy(v, buf_hbm)
+
+    def pong(c, x_hbm, o_hbm, buf_hbm, v, sem):
 
         @P.when(c == 1)
         def _():
@@ -84,7 +96,8 @@ def ping_pong(J, P, T, x, interpret):
             T.sync_copy(buf_hbm, v)
             v[...] = v[...] + 5.0
             T.sync_copy(v, o_hbm)
-    return _mesh_kernel(J, P, T, k, x, 2, interpret)
+    params = T.CompilerParams(collective_id=0) if barrier else None
+    return _mesh_kernel(J, P, T, k, x, 2, interpret, compiler_params=params)
 
 
 def handoff_then_barrier(J, P, T, x, interpret):
@@ -122,6 +135,9 @@ KERNELS = {
     "consumer_first_1_to_0": (lambda J, P, T, x, i: consumer_first(J, P, T, x, i, 1),
                               lambda x: ((x + 3.0) * 2.0 + 1.0, x + 3.0)),
     "ping_pong": (ping_pong, lambda x: ((x + 1.0) * 2.0 + 5.0, (x + 1.0) * 2.0)),
+    "ping_pong_barrier_semaphore": (
+        lambda J, P, T, x, i: ping_pong(J, P, T, x, i, barrier=True),
+        lambda x: ((x + 1.0) * 2.0 + 5.0, (x + 1.0) * 2.0 + 5.0 + 100.0)),
     "handoff_then_barrier": (handoff_then_barrier,
                              lambda x: ((x + 3.0) * 2.0 + 1.0, (x + 3.0) * 2.0 + 2.0))}
 
