@@ -130,6 +130,12 @@ class Mesh(_AxisTypeQueries):
                            self.axis_names, self.axis_types)
         self._hash = hash(self._key_value)
 
+    def update(self, devices=None, axis_names=None, axis_types=None) -> "Mesh":
+        """This mesh with the given fields replaced. JAX: Mesh.update."""
+        return Mesh(self.devices if devices is None else devices,
+                    self.axis_names if axis_names is None else axis_names,
+                    self.axis_types if axis_types is None else axis_types)
+
     @property
     def shape(self):
         return collections.OrderedDict(zip(self.axis_names, self.devices.shape))
@@ -236,6 +242,14 @@ class AbstractMesh(_AxisTypeQueries):
                                                              self.axis_types))
         return AbstractMesh(self.axis_sizes, self.axis_names, types,
                             abstract_device=self.abstract_device)
+
+    def update(self, axis_sizes=None, axis_names=None, axis_types=None,
+               **kwargs) -> "AbstractMesh":
+        """This mesh with the given fields replaced (abstract_device by keyword)."""
+        kwargs.setdefault("abstract_device", self.abstract_device)
+        return AbstractMesh(self.axis_sizes if axis_sizes is None else axis_sizes,
+                            self.axis_names if axis_names is None else axis_names,
+                            self.axis_types if axis_types is None else axis_types, **kwargs)
 
     def _key(self):
         return (self.axis_sizes, self.axis_names, self.axis_types, self.abstract_device)

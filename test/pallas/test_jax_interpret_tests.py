@@ -32,6 +32,7 @@ from mjax.experimental.pallas import tpu as pltpu  # noqa: E402
 from mjax.experimental.pallas.lockstep import PallasDeadlockError  # noqa: E402
 
 import jax_interpret_kernels as K  # noqa: E402
+import test_remote_dma_interpret as R  # noqa: E402  (its kernels, not copied)
 from cpu_oracle import on_the_host_cpu  # noqa: E402
 from test_mosaic_differential import assert_same_mosaic, tpu_mosaic  # noqa: E402
 from test_multicore_mosaic import interpreting_as_v5p  # noqa: E402
@@ -462,3 +463,41 @@ def test_that_exception_does_not_cause_dma_to_wait_forever():
     assert re.match(r"raised: JaxRuntimeError .*Out-of-bounds read", lines.get("jax", "")), out
     assert re.match(r"raised: (IndexError|JaxRuntimeError) .*Out-of-bounds read of a kernel "
                     r"buffer: reading \[100:101, 0:1\]", lines.get("mjax", "")), out
+
+
+def test_mesh_update_as_jax():
+    """Mesh.update and AbstractMesh.update (JAX's emit_pipeline reduce-scatter test
+    gives its mesh's abstract mesh a TPU v6e device)."""
+    for J in (jax, mjax):
+        mesh = J.make_mesh((2,), ("x",), devices=J.devices("cpu")[:2])
+        dev = J.sharding.AbstractDevice(device_kind="TPU v6e", num_cores=1, platform="tpu")
+        am = mesh.abstract_mesh.update(abstract_device=dev)
+        assert (am.axis_sizes, am.axis_names, am.abstract_device.device_kind) == \
+            ((2,), ("x",), "TPU v6e")
+        assert am.update(axis_names=("y",)).axis_names == ("y",)
+        assert am.update(axis_names=("y",)).abstract_device == am.abstract_device
+        assert mesh.update(axis_names=("y",)).axis_names == ("y",)
+        assert list(mesh.update().devices.flat) == list(mesh.devices.flat)
+
+
+def test_reduce_scatter_with_emit_pipeline_called_as_jax_does():
+    """JAX's test_reduce_scatter_sum_with_emit_pipeline_example's calling style (smaller
+    blocks; its kernel is test_remote_dma_interpret's, where its values are checked
+    against JAX's): jax.set_mesh, an abstract mesh whose device is a TPU v6e (the
+    pipeline's tiling), shard_map without a mesh, uninitialized_memory='zero'."""
+    n, outer = 4, (32, 256)
+    x = np.random.default_rng(0).uniform(size=(outer[0] * n, outer[1] * n)).astype(
+        np.float32)
+    call = R.pipelined_reduce_scatter(mjax, pl, pltpu, n)
+    mesh = mjax.make_mesh((n,), ("x",), devices=mjax.devices("cpu")[:n])
+    P = mjax.sharding.PartitionSpec
+    dev = mjax.sharding.AbstractDevice(device_kind="TPU v6e", num_cores=1, platform="tpu")
+    with mjax.set_mesh(mesh), mjax.sharding.use_abstract_mesh(
+            mesh.abstract_mesh.update(abstract_device=dev)), \
+            pltpu.force_tpu_interpret_mode(pltpu.InterpretParams(uninitialized_memory="zero")):
+        f = mjax.shard_map(call, in_specs=P(None, "x"), out_specs=P("x", None),
+                           check_vma=False)
+        got = np.asarray(mjax.jit(f)(mjax.device_put(x, mjax.sharding.NamedSharding(
+            mesh, P(None, "x")))))
+    want = x.reshape(n, outer[0], n, outer[1]).sum(axis=2).reshape(outer[0] * n, outer[1])
+    np.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
