@@ -627,3 +627,21 @@ def exception_then_remote_copy(J, P, T, n):
                             dma_sems.at[1], device_id=(left,),
                             device_id_type=P.DeviceIdType.MESH).wait()
     return kernel
+
+
+def dma_then_add(J, P, T, mode, space):
+    """test_race_detection's kernel_without_race (run with detect_races off): a DMA
+    waited on before its destination is read, under either dma_execution_mode."""
+    def kernel(x_ref, o_ref, t_ref, sem):
+        copy = T.make_async_copy(x_ref, t_ref, sem)
+        copy.start()
+        copy.wait()
+        o_ref[...] = t_ref[...] + 1.0
+
+    def run(x):
+        return P.pallas_call(
+            kernel, out_shape=J.ShapeDtypeStruct(x.shape, x.dtype),
+            in_specs=[P.BlockSpec(memory_space=_hbm(T, P, space))],
+            scratch_shapes=[T.VMEM(x.shape, x.dtype), T.SemaphoreType.DMA],
+            interpret=T.InterpretParams(dma_execution_mode=mode))(x)
+    return J.jit(run), [np.zeros((8, 128), np.float32)]

@@ -225,6 +225,8 @@ VALUES = [
      _eq(lambda x, y: np.full((256, 256), np.inf, np.float32)), "plain", False),
     ("test_skip_floating_point_ops", "skip_fp_ops", (1024,),
      _eq(lambda x, y: np.full((1024, 1024), np.inf, np.float32)), "plain", True),
+    *[("test_race_detection", "dma_then_add", (mode, space), _eq(lambda x: x + 1.0),
+       "plain", False) for mode in ("eager", "on_wait") for space in ("hbm", "any")],
     *[("test_allocate_shared_buffer_in_core_map", "shared_buffer", (first, space),
        _eq(lambda x: x), "v5p", False) for first in (0, 1) for space in ("hbm", "any")],
 ]
@@ -391,14 +393,14 @@ def test_padded_buffer_bounds_refused(name, variant):
 
 
 # ---- tpu_pallas_interpret_distributed_test.py ------------------------------------------
-def _sharded(lib, make, x, n, spec):
+def _sharded(lib, make, x, n, spec, v5p=True):
     """`make(J, P, T)`'s per-device function under a shard_map over n CPU devices."""
     J, P, T = LIBS[lib]
     mesh = J.make_mesh((n,), ("x",), devices=J.devices("cpu")[:n])
     part = J.sharding.PartitionSpec(*spec)
     f = J.shard_map(make(J, P, T), mesh=mesh, in_specs=part, out_specs=part,
                     check_vma=False)
-    with interpreting_as_v5p(J):
+    with interpreting_as_v5p(J) if v5p else _null():
         return np.asarray(J.jit(f)(J.device_put(x, J.sharding.NamedSharding(mesh, part))))
 
 
@@ -501,3 +503,41 @@ def test_reduce_scatter_with_emit_pipeline_called_as_jax_does():
             mesh, P(None, "x")))))
     want = x.reshape(n, outer[0], n, outer[1]).sum(axis=2).reshape(outer[0] * n, outer[1])
     np.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
+
+
+def _ring(name, mode, n):
+    """A ring kernel of test_remote_dma_interpret (JAX's distributed examples) under a
+    shard_map of n devices, interpreted with dma_execution_mode=`mode`."""
+    def make(J, P, T):
+        def body(x):        # (JAX's pallas_call reads the forced mode when it is made)
+            with T.force_tpu_interpret_mode(T.InterpretParams(dma_execution_mode=mode)):
+                return getattr(R, name)(J, P, T, n)(x)
+        return body
+    return make
+
+
+_RING_SPECS = {"barrier_right_permute": ((None, "x"), (None, "x")),
+               "barrier_all_gather": (("x", None), ("x", None))}
+
+
+@on_the_host_cpu
+def _jax_ring(name, mode, x, n):
+    return _sharded("jax", _ring(name, mode, n), x, n, _RING_SPECS[name][0], v5p=False)
+
+
+@pytest.mark.parametrize("mode", ["eager", "on_wait"])
+@pytest.mark.parametrize("name", list(_RING_SPECS))
+def test_ring_examples_under_each_dma_execution_mode(name, mode):
+    """JAX's distributed examples run under both dma_execution_modes (mjax runs a DMA at
+    its start either way): its values, JAX's and NumPy's."""
+    n = 4
+    rng = np.random.default_rng(0)
+    if name == "barrier_right_permute":
+        x = rng.uniform(size=(8, 128 * n)).astype(np.float32)
+        want = np.roll(x.reshape(8, n, 128), 1, axis=1).reshape(x.shape)
+    else:
+        x = rng.uniform(size=(8 * n, 128)).astype(np.float32)
+        want = np.concatenate([x.reshape(n, 8, 128)] * n, axis=0)
+    got = _sharded("mjax", _ring(name, mode, n), x, n, _RING_SPECS[name][0], v5p=False)
+    np.testing.assert_array_equal(got, _jax_ring(name, mode, x, n))
+    np.testing.assert_array_equal(got, want)
