@@ -45,7 +45,8 @@ error): kernels where a loop (fori_loop, while, scan) or a called function holds
 or semaphore ops (a step runs predicated, which such a loop cannot), where a cond with
 results holds such a wait, or that return values; and waits outside any pl.when that
 differs (a true deadlock there is the usual case: the lockstep error reports it).
-Semaphores scoped in a hoisted run_scoped are not reported at exit.
+Semaphores scoped in a hoisted run_scoped are not reported at exit; a print in a
+kernel that needs rounds is refused (each round would print it again).
 JAX: pallas/mosaic/interpret (threads per device and core).
 """
 from __future__ import annotations
@@ -237,6 +238,12 @@ def plan_of(fns: FunctionTable, kernel: str):
         plan = _Plan(fns, fn, waits)
     except _Unfit:
         return None
+    if plan.needed and any(op.name == "jaxpr.debug_print" for op in nested_ops(fn)):
+        raise NotImplementedError(
+            "a print (pl.debug_print) in an interpreted Pallas kernel whose cores or "
+            "devices must run in rounds (a wait inside a pl.when that a later op of "
+            "another one satisfies) is not supported by mjax: every round would print "
+            "it again")
     return plan if plan.needed else None
 
 

@@ -280,7 +280,34 @@ def signal_ping_pong(J, P, T):
                        [T.SemaphoreType.DMA] * 2)
 
 
+def wait_in_each_grid_step(J, P, T):
+    """A grid of 2 steps: in each, device 1 waits inside its pl.when for device 0's
+    later signal, then writes its block doubled plus the step; device 0 its block plus
+    the step."""
+    def kernel(x_ref, o_ref, sem):
+        me = J.lax.axis_index("x")
+        i = P.program_id(0)
+
+        @P.when(me == 1)
+        def _():
+            P.semaphore_wait(sem, 1)
+            o_ref[...] = x_ref[...] * 2.0 + i.astype(x_ref.dtype)
+
+        @P.when(me == 0)
+        def _():
+            o_ref[...] = x_ref[...] + i.astype(x_ref.dtype)
+            P.semaphore_signal(sem, 1, device_id=(1,), device_id_type=P.DeviceIdType.MESH)
+    return _on_devices(J, P, T, kernel, 0, [T.SemaphoreType.REGULAR], grid=2)
+
+
+def _grid_steps(x):
+    step = np.tile(np.repeat([0.0, 1.0], ROWS // 2), N)[:, None]
+    doubled = np.concatenate([np.ones((ROWS, 1)), np.full((ROWS, 1), 2.0)])
+    return x * doubled + step
+
+
 DEVICE_KERNELS = {
+    "wait_in_each_grid_step": (wait_in_each_grid_step, _grid_steps),
     "remote_dma_waited_first": (remote_dma_waited_first,
                                 lambda x: np.concatenate([x[:ROWS] + 1.0,
                                                           (x[:ROWS] + 1.0) * 2.0])),
@@ -320,3 +347,104 @@ def test_true_deadlock_between_devices_raises():
     errors = (PallasDeadlockError, mjax.errors.JaxRuntimeError)
     with pytest.raises(errors, match="can never be satisfied.*before step 1 "):
         _on_devices(J, P, T, kernel, 1, [T.SemaphoreType.REGULAR])
+
+
+# ---- cores of each device, nested pl.when, what stays refused ----------------------------
+def _cores_handoff(J, P, T, extra):
+    """consumer_first's handoff from core 0 to core 1, the consumer's wait inside a
+    pl.when nested in another; core 1 adds 100 times its device's index."""
+    def k(x_hbm, o_hbm, buf_hbm, v, sem):
+        c = J.lax.axis_index("c")
+        d = J.lax.axis_index("d") if extra == "device" else 0
+
+        @P.when(c == 1)
+        def _():
+            @P.when(c >= 1)
+            def _():
+                P.semaphore_wait(sem, 1)
+                T.sync_copy(buf_hbm, v)
+                v[...] = v[...] * 2.0 + 100.0 * J.numpy.float32(d)
+                T.sync_copy(v, o_hbm)
+
+        @P.when(c == 0)
+        def _():
+            T.sync_copy(x_hbm, v)
+            v[...] = v[...] + 3.0
+            if extra == "print":
+                P.debug_print("sent")
+            T.sync_copy(v, buf_hbm)
+            P.semaphore_signal(sem, 1, core_index=1)
+    return k
+
+
+def test_cores_of_each_device_run_in_rounds():
+    """The rounds of a multi-core kernel under a shard_map of 2 devices: each device's
+    cores hand off as consumer_first does (NumPy's values: JAX's interpreter here is
+    checked on the cores alone)."""
+    J, P, T = LIBS["mjax"]
+
+    def body(x):
+        return _mesh_kernel(J, P, T, _cores_handoff(J, P, T, "device"), x, 2,
+                            T.InterpretParams())
+    mesh = J.make_mesh((2,), ("d",), devices=J.devices("cpu")[:2])
+    spec = J.sharding.PartitionSpec("d")
+    f = J.shard_map(body, mesh=mesh, in_specs=spec, out_specs=(spec, spec),
+                    check_vma=False)
+    x = _args([((4 * ROWS, 128), np.float32)])[0]
+    with interpreting_as_v5p(J):
+        o, buf = J.jit(f)(J.device_put(x, J.sharding.NamedSharding(mesh, spec)))
+    sent = x + 3.0
+    want = np.concatenate([sent[:2 * ROWS] * 2.0, sent[2 * ROWS:] * 2.0 + 100.0])
+    np.testing.assert_array_equal(np.asarray(o), want)
+    np.testing.assert_array_equal(np.asarray(buf), sent)
+
+
+@on_the_host_cpu
+def _jax_nested(x):
+    with interpreting_as_v5p(jax):
+        return [np.asarray(o) for o in jax.jit(lambda x: _mesh_kernel(
+            jax, jpl, jpltpu, _cores_handoff(jax, jpl, jpltpu, None), x, 2,
+            jpltpu.InterpretParams()))(x)]
+
+
+def test_wait_in_a_nested_when():
+    x = _x()
+    with interpreting_as_v5p(mjax):
+        got = mjax.jit(lambda x: _mesh_kernel(mjax, pl, pltpu, _cores_handoff(
+            mjax, pl, pltpu, None), x, 2, pltpu.InterpretParams()))(x)
+    want = _jax_nested(x)
+    for g, w, e in zip(got, want, ((x + 3.0) * 2.0, x + 3.0), strict=True):
+        np.testing.assert_array_equal(np.asarray(g), w)
+        np.testing.assert_array_equal(w, e)
+
+
+def test_print_in_a_kernel_needing_rounds_refused():
+    x = _x()
+    with interpreting_as_v5p(mjax), pytest.raises(NotImplementedError,
+                                                  match="print .* rounds"):
+        mjax.jit(lambda x: _mesh_kernel(mjax, pl, pltpu, _cores_handoff(
+            mjax, pl, pltpu, "print"), x, 2, pltpu.InterpretParams()))(x)
+
+
+def test_signal_in_a_loop_keeps_lockstep():
+    """A loop holding a semaphore op keeps the kernel in lockstep (a step runs
+    predicated, which such a loop cannot): its wait for a later signal raises the
+    lockstep limit, as before."""
+    def k(x_hbm, o_hbm, v, sem):
+        c = mjax.lax.axis_index("c")
+
+        @pl.when(c == 1)
+        def _():
+            pl.semaphore_wait(sem, 2)
+
+        def body(i, carry):
+            @pl.when(c == 0)
+            def _():
+                pl.semaphore_signal(sem, 1, core_index=1)
+            return carry
+        mjax.lax.fori_loop(0, 2, body, 0)
+        pltpu.sync_copy(x_hbm, o_hbm)
+    errors = (PallasDeadlockError, mjax.errors.JaxRuntimeError)
+    with interpreting_as_v5p(mjax), pytest.raises(errors, match="lockstep cannot run"):
+        mjax.jit(lambda x: _mesh_kernel(mjax, pl, pltpu, k, x, 1,
+                                        pltpu.InterpretParams()))(_x())
