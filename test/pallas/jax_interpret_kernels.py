@@ -395,8 +395,8 @@ def hbm_in_run_scoped(J, P, T, space, allow=False):
         def inner(refs):
             x_ref, y_ref = refs
 
-            @P.core_map(T.create_tensorcore_mesh("x", num_cores=1),
-                        interpret=T.InterpretParams(allow_hbm_allocation_in_run_scoped=allow))
+            @P.core_map(T.create_tensorcore_mesh("x", num_cores=1), interpret=T.InterpretParams(
+                allow_hbm_allocation_in_run_scoped=allow))
             def _():
                 def copy(hbm):
                     T.sync_copy(x_ref, hbm)
@@ -418,7 +418,8 @@ def shared_buffer(J, P, T, first, space):
             x_ref, y_ref = refs
 
             @P.core_map(T.create_tensorcore_mesh("x", num_cores=2),
-                        interpret=T.InterpretParams(allow_hbm_allocation_in_run_scoped=True))
+                        interpret=T.InterpretParams(
+                            allow_hbm_allocation_in_run_scoped=True))
             def _():
                 def body(sem):
                     @P.when(J.lax.axis_index("x") == second)
@@ -466,7 +467,8 @@ def shared_buffer_race(J, P, T, slow, space, n):
             x_ref, y_ref, z_ref, o_ref = refs
 
             @P.core_map(T.create_tensorcore_mesh("x", num_cores=2),
-                        interpret=T.InterpretParams(allow_hbm_allocation_in_run_scoped=True))
+                        interpret=T.InterpretParams(
+                            allow_hbm_allocation_in_run_scoped=True))
             def _():
                 def body(x_hbm_ref, v0, v1):
                     @P.when(J.lax.axis_index("x") == slow)

@@ -40,7 +40,8 @@ from test_multicore_mosaic import interpreting_as_v5p  # noqa: E402
 LIBS = {"jax": (jax, jpl, jpltpu), "mjax": (mjax, pl, pltpu)}
 # (the full tier, MJAX_TEST_TIER=full, also runs JAX's large sizes)
 FULL = os.environ.get("MJAX_TEST_TIER") == "full"
-SLOW = pytest.mark.skipif(not FULL, reason="full tier (MJAX_TEST_TIER=full): a large kernel")
+SLOW = pytest.mark.skipif(not FULL, reason="full tier (MJAX_TEST_TIER=full): a large "
+                                            "kernel")
 
 
 def _leaves(out):
@@ -357,9 +358,9 @@ ERRORS = [
      jax.errors.ConcretizationTypeError, mjax.errors.ConcretizationTypeError,
      "Abstract tracer value", "plain"),
     # (JAX's interpreter raises in core 1's thread, a JaxRuntimeError; mjax's check
-    # raises JAX's IndexError in the caller)
+    # raises JAX's IndexError, a JaxRuntimeError too, in the caller)
     ("test_core_map_exception_no_hang", "core_map_exception", (),
-     jax.errors.JaxRuntimeError, IndexError, f"{_OOB} read", "v5p"),
+     jax.errors.JaxRuntimeError, mjax.errors.JaxRuntimeError, f"{_OOB} read", "v5p"),
     *[("test_hbm_allocation_in_run_scoped_raises", "hbm_in_run_scoped", (space,),
        ValueError, ValueError, "Cannot allocate HBM in `run_scoped`.", "v5p")
       for space in ("hbm", "any")],
@@ -369,6 +370,18 @@ ERRORS = [
        f"with a memory space of HBM or ANY cannot be referenced directly", "plain")
       for space in ("hbm", "any") for kind in ("jax", "pallas") for side in ("in", "out")],
 ]
+
+
+def test_run_time_errors_are_jaxs_classes_and_jax_runtime_errors():
+    """mjax's bounds errors are JAX's classes (IndexError, ValueError, RuntimeError)
+    and, as JAX raises them inside one, JaxRuntimeErrors."""
+    for name, variant, cls in [("oob_read_index", ("raise", (2, 6, 9, 15, 17)), IndexError),
+                               ("oob_block_spec", ("raise", 0, 2), IndexError),
+                               ("oob_write_index", ("logical", "raise", "hbm"), ValueError),
+                               ("revisiting", ("hbm",), RuntimeError)]:
+        with pytest.raises(mjax.errors.JaxRuntimeError) as info:
+            _call("mjax", name, variant, _CTX["plain"])
+        assert isinstance(info.value, cls)
 
 
 @pytest.mark.parametrize("name,variant,jax_exc,mjax_exc,match,ctx", [
@@ -463,8 +476,8 @@ def test_that_exception_does_not_cause_dma_to_wait_forever():
     lines = dict(line.split(" ", 1) for line in out.splitlines()
                  if line.startswith(("jax ", "mjax ")))
     assert re.match(r"raised: JaxRuntimeError .*Out-of-bounds read", lines.get("jax", "")), out
-    assert re.match(r"raised: (IndexError|JaxRuntimeError) .*Out-of-bounds read of a kernel "
-                    r"buffer: reading \[100:101, 0:1\]", lines.get("mjax", "")), out
+    assert re.match(r"raised: (OutOfBoundsReadError|JaxRuntimeError) .*Out-of-bounds read "
+                    r"of a kernel buffer: reading \[100:101, 0:1\]", lines.get("mjax", "")), out
 
 
 def test_mesh_update_as_jax():
@@ -496,7 +509,8 @@ def test_reduce_scatter_with_emit_pipeline_called_as_jax_does():
     dev = mjax.sharding.AbstractDevice(device_kind="TPU v6e", num_cores=1, platform="tpu")
     with mjax.set_mesh(mesh), mjax.sharding.use_abstract_mesh(
             mesh.abstract_mesh.update(abstract_device=dev)), \
-            pltpu.force_tpu_interpret_mode(pltpu.InterpretParams(uninitialized_memory="zero")):
+            pltpu.force_tpu_interpret_mode(
+                pltpu.InterpretParams(uninitialized_memory="zero")):
         f = mjax.shard_map(call, in_specs=P(None, "x"), out_specs=P("x", None),
                            check_vma=False)
         got = np.asarray(mjax.jit(f)(mjax.device_put(x, mjax.sharding.NamedSharding(

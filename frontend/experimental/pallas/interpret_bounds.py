@@ -1,14 +1,33 @@
 """The host callback raising JAX's TPU interpreter's out-of-bounds errors for kernels
 interpreted with pltpu.InterpretParams (passes/pallas_bounds.py emits it, run only
 where an access or a block falls outside its buffer). The error is raised in the
-caller, as JAX's interpreter raises it (there inside a JaxRuntimeError)."""
+caller: JAX's IndexError or ValueError that is also a JaxRuntimeError (JAX's interpreter
+raises it inside one)."""
 from __future__ import annotations
 
 import numpy as np
 
 from mjax.arrays.host_callbacks import raise_in_caller, register
+from mjax.base.errors import JaxRuntimeError
 from mjax.passes.pallas_bounds import (CHECKS, IN_BLOCK, MASKED_SWAP, OUT_BLOCK, READ,
                                        SWAP, WRITE)
+
+
+class OutOfBoundsReadError(IndexError, JaxRuntimeError):
+    """JAX's IndexError for an out-of-bounds read or block index, which its interpreter
+    raises inside a JaxRuntimeError: this is both."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self._error_message = message       # (what JaxRuntimeError's str() shows)
+
+
+class OutOfBoundsWriteError(ValueError, JaxRuntimeError):
+    """JAX's ValueError for an out-of-bounds write or swap (inside a JaxRuntimeError)."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self._error_message = message
 
 
 def _range(starts, sizes) -> str:
@@ -28,16 +47,16 @@ def _check(bad, kind, rank, *vals):
     if kind in (IN_BLOCK, OUT_BLOCK):
         what = "input" if kind == IN_BLOCK else "output"
         index = tuple(s // z if z else s for s, z in zip(starts, sizes))
-        raise_in_caller(IndexError(
+        raise_in_caller(OutOfBoundsReadError(
             f"Out-of-bounds block index {index} for {what} {extra[0]} in iteration "
             f"{tuple(extra[1:])}: {'reading' if kind == IN_BLOCK else 'writing'} "
             f"[{window}] but {what} has shape {shape}."))
     if kind == READ:
-        raise_in_caller(IndexError(
+        raise_in_caller(OutOfBoundsReadError(
             f"Out-of-bounds read of a kernel buffer: reading [{window}] but buffer has "
             f"shape {shape}."))
     verb = {WRITE: "write", SWAP: "swap", MASKED_SWAP: "masked swap"}[kind]
-    raise_in_caller(ValueError(
+    raise_in_caller(OutOfBoundsWriteError(
         f"Out-of-bounds {verb} of a kernel buffer: "
         f"{'writing' if kind == WRITE else 'swapping'} [{window}] but buffer has shape "
         f"{shape}."))
@@ -45,4 +64,4 @@ def _check(bad, kind, rank, *vals):
 
 CHECKS["id"] = register(_check, "io_callback", key=("pallas_interpret_bounds",))
 
-__all__: list = []
+__all__ = ["OutOfBoundsReadError", "OutOfBoundsWriteError"]

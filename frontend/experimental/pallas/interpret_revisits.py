@@ -14,9 +14,19 @@ import itertools
 
 import numpy as np
 
+from mjax.base.errors import JaxRuntimeError
 from mjax.passes.pallas_interpret_order import iterations_per_core, parallel_orders
 
 _MOST_POINTS = 1 << 16          # (larger grids are left unchecked: a Python loop)
+
+
+class RevisitedBlockError(JaxRuntimeError):
+    """JAX's RuntimeError for a revisited output block (its interpreter raises it inside
+    a JaxRuntimeError, a RuntimeError too)."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self._error_message = message       # (what JaxRuntimeError's str() shows)
 
 
 def _block_indices(spec, point):
@@ -57,11 +67,11 @@ def check_revisits(grid, out_specs, skip, semantics, seed, cores) -> None:
                     continue
                 past = [p for p, bs in seen if bs[j] == blk]
                 if past:
-                    raise RuntimeError(
+                    raise RevisitedBlockError(
                         f"Revisited block {blk} of output {j} in iteration {point}. The "
                         f"block was previously visited in iterations {past[0]} through "
                         f"{past[-1]} .")
             seen.append((point, blocks))
 
 
-__all__ = ["check_revisits"]
+__all__ = ["RevisitedBlockError", "check_revisits"]
