@@ -2,11 +2,14 @@
 devices) wait inside a pl.when for what another instance does LATER in its program:
 passes/pallas_rounds.py runs them in rounds (lockstep cannot: the waiting instance's
 wait comes first). Producer and consumer both ways round, a wait followed by work and a
-signal back (ping-pong), a remote DMA waited for before it is started, and a true
-deadlock, which raises PallasDeadlockError (JAX's interpreter would hang: never run
-there). Values against JAX 0.10.2's TPU interpreter (its threads let the waiting
+signal back (ping-pong, also then a core_barrier on the barrier semaphore), a handoff
+then a core_barrier, a wait in a nested pl.when, a remote DMA waited for before it is
+started, a wait in each step of a grid, the cores of each device of a shard_map, and
+true deadlocks, which raise PallasDeadlockError (JAX's interpreter would hang: never
+run there). Values against JAX 0.10.2's TPU interpreter (its threads let the waiting
 instance sleep) and NumPy; both interpret modes for the cores (JAX's interpret=True
-refuses several cores: NumPy only)."""
+refuses several cores: NumPy only). What rounds leave refused: a print (each round
+would print again); a loop holding signals keeps lockstep and its limit."""
 from __future__ import annotations
 
 import numpy as np
