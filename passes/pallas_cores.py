@@ -33,7 +33,7 @@ from mjax.dialect.types import aval_of
 from mjax.passes.batching import batch_function
 from mjax.passes.ir_util import nested_ops, reachable_functions, set_results, symbol_name
 from mjax.passes.jaxpr_pallas_interpret import CORES, uninitialized
-from mjax.passes.pallas_rounds import use_rounds
+from mjax.passes.pallas_rounds import discharge_options, use_rounds
 from mjax.passes.rules.pallas_remote import (REPORT, current_mesh, dma_counts_in_bytes,
                                              on_mesh)
 
@@ -92,7 +92,7 @@ def _run(ex, call, arrays, b: Builder, op):
     p = op.opview.params
     mesh = _cores_of(fns, op)
     with dma_counts_in_bytes(bool(p.get("dma_bytes", False))), on_mesh(*mesh):
-        use_rounds(fns, str(p["callee"]), call.kernel, call.grid)
+        use_rounds(fns, str(p["callee"]), call.kernel, call.grid, *discharge_options(p))
     fn, block = fns.create(fns.fresh_name(f"{call.kernel}_cores"),
                            [aval_of(v.type) for v in arrays], None, fns.get(call.kernel))
     fb = Builder(ir.InsertionPoint(block), op.location)

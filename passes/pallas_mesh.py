@@ -82,8 +82,8 @@ def _batch_on_mesh(batcher, op, vals, dims, b):
         expand_pallas_call(fns, clone, cache, batcher.ex)
         for key, value in list(cache.items()):
             if key != "index_maps" and key[3] is None:   # (cores: pallas_cores's _run)
-                with dma_counts_in_bytes(key[2]):
-                    use_rounds(fns, key[0], value[0], key[1])
+                with dma_counts_in_bytes(key[2]):    # (key[4:]: checks, skip)
+                    use_rounds(fns, key[0], value[0], key[1], *key[4:6])
     name, out_dims = batch_function(batcher.ex, symbol_name(fn), dims, batcher.axis_size,
                                     batcher.axis_name, False, op)
     return batcher.ex.call(b, name, vals), list(out_dims)

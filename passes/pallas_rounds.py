@@ -67,6 +67,8 @@ from mjax.passes.ir_util import (FunctionTable, callee_of, entry_block, nested_o
                                  reachable_functions, set_results, used_values)
 from mjax.passes.jaxpr_discharge_state import PREDICATED_COND, Discharge, is_ref
 from mjax.passes.jaxpr_pallas_interpret import _barrier_as_scratch, uninitialized
+from mjax.passes.pallas_bounds import bounds_checked
+from mjax.passes.pallas_skip_float import skipping_float_ops
 from mjax.passes.rules.pallas_remote import (REPORT, current_cores, current_mesh,
                                              in_rounds, on_mesh, probing)
 
@@ -431,30 +433,43 @@ def _report_stuck(b, pc, steps: int) -> None:
 _MARK = "pallas_rounds"       # (on a discharged kernel already run in rounds)
 
 
-def use_rounds(fns: FunctionTable, callee: str, discharged: str, grid) -> None:
+def discharge_options(p) -> tuple:
+    """(bounds checks, whether float ops are skipped) of a pallas_call with params `p`,
+    as expand_pallas_call discharges its kernel (its cache key's last two entries)."""
+    checks = ((p.get("out_of_bounds_reads") or "raise", p.get("uninitialized_memory") or "")
+              if p.get("dma_bytes") else None)
+    return checks, bool(p.get("skip_floating_point_ops"))
+
+
+def use_rounds(fns: FunctionTable, callee: str, discharged: str, grid, checks=None,
+               skip: bool = False) -> None:
     """Where kernel @callee needs rounds, replaces @discharged (its discharge_function
-    form, for the call being expanded) by its rounds form under the same name. Call
-    under the kernel's on_mesh and dma_counts_in_bytes, as it was discharged."""
+    form, for the call being expanded) by its rounds form under the same name,
+    discharged as expand_pallas_call discharged it: under the kernel's on_mesh and
+    dma_counts_in_bytes (the caller's), with bounds `checks` and float ops skipped if
+    `skip`."""
     if _MARK in fns.get(discharged).attributes or plan_of(fns, callee) is None:
         return                      # (the barrier semaphore's copy would decide the same)
-    kernel = _barrier_as_scratch(fns, callee)     # (as expand_pallas_call made it)
+    source = skipping_float_ops(fns, callee) if skip else callee
+    kernel = _barrier_as_scratch(fns, source)     # (as expand_pallas_call made it)
     cores = current_cores()        # (the cores' kernel is the one discharged: its copy)
-    mesh = (nullcontext() if cores is None or kernel is None else
-            on_mesh(*current_mesh(), (*cores[:2], kernel)))
+    mesh = (nullcontext() if cores is None or kernel is None and not skip else
+            on_mesh(*current_mesh(), (*cores[:2], kernel or source)))
     try:
-        with mesh:
-            plan = plan_of(fns, kernel or callee)
+        with mesh, bounds_checked(checks):
+            plan = plan_of(fns, kernel or source)
             old = fns.get(discharged)
             tmp = fns.fresh_name(f"{discharged}_rounds")
-            new = rounds_function(fns, plan, kernel or callee, tmp, tuple(grid),
+            new = rounds_function(fns, plan, kernel or source, tmp, tuple(grid),
                                   after=old)
         fns.erase(discharged)
         new.attributes["sym_name"] = ir.StringAttr.get(discharged)
         new.attributes[_MARK] = ir.UnitAttr.get()
         fns.table[discharged] = fns.table.pop(tmp)
     finally:
-        if kernel is not None:
-            fns.erase(kernel)
+        for copy in (kernel, source if skip else None):
+            if copy is not None:
+                fns.erase(copy)
 
 
-__all__ = ["plan_of", "rounds_function", "use_rounds"]
+__all__ = ["discharge_options", "plan_of", "rounds_function", "use_rounds"]
