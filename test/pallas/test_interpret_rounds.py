@@ -451,3 +451,28 @@ def test_signal_in_a_loop_keeps_lockstep():
     with interpreting_as_v5p(mjax), pytest.raises(errors, match="lockstep cannot run"):
         mjax.jit(lambda x: _mesh_kernel(mjax, pl, pltpu, k, x, 1,
                                         pltpu.InterpretParams()))(_x())
+
+
+def test_bounds_checked_in_rounds():
+    """A kernel run in rounds keeps the TPU interpreter's bounds checks: the consumer
+    core reads past its VMEM buffer after its wait (JAX's 'Out-of-bounds read');
+    interpret=True, which checks no bounds, runs it."""
+    def k(x_hbm, o_hbm, v, sem):
+        c = mjax.lax.axis_index("c")
+
+        @pl.when(c == 1)
+        def _():
+            pl.semaphore_wait(sem, 1)
+            v[pl.ds(0, ROWS), :] = v[pl.ds(c * 100, ROWS), :] + 1.0
+
+        @pl.when(c == 0)
+        def _():
+            pl.semaphore_signal(sem, 1, core_index=1)
+        pltpu.sync_copy(x_hbm, o_hbm)
+    x = _x()
+    with interpreting_as_v5p(mjax), pytest.raises(Exception, match="Out-of-bounds read"):
+        np.asarray(mjax.jit(lambda x: _mesh_kernel(mjax, pl, pltpu, k, x, 1,
+                                                   pltpu.InterpretParams()))(x))
+    ok = lambda x: _mesh_kernel(mjax, pl, pltpu, k, x, 1, True)  # noqa: E731
+    with interpreting_as_v5p(mjax):     # (interpret=True checks no bounds)
+        np.testing.assert_array_equal(np.asarray(mjax.jit(ok)(x)), x)
