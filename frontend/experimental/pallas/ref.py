@@ -16,6 +16,7 @@ from mjax import lax
 from mjax import ref as array_refs
 from mjax.dialect.dtype_rules import bitwidth
 from mjax.dialect.ops import state as S
+from mjax.tracing.axis_env import AXIS_ENV
 from mjax.tracing.core import Tracer, bind
 from mjax.dialect.ops.pallas_tpu import DYNAMIC_SIZE, VIEW_START
 from mjax.dialect.values import defining_op_of, set_attr
@@ -93,8 +94,11 @@ def normalize_index(idx, shape) -> list[tuple]:
             raise NotImplementedError("None (newaxis) in a ref index is not supported")
         elif _int_scalar(i):
             if isinstance(i, (int, np.integer)):
-                if 0 <= i and not i < n and primitives.tpu_interpreting():
-                    # (JAX's TPU interpreter checks it when it runs: pallas_bounds.py)
+                if 0 <= i and not i < n and primitives.tpu_interpreting() and \
+                        not AXIS_ENV.meshes:
+                    # (JAX's TPU interpreter checks it when it runs: pallas_bounds.py;
+                    # on a shard_map's devices it is refused here still, as an error
+                    # one device raises at run time leaves the others in a collective)
                     out.append((int(i), 1, True))
                     continue
                 if not -n <= i < n:
