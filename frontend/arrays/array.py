@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import numpy as np
+from jaxlib import _jax
 
 from mjax.specs import basearray
+from mjax.arrays.caller_errors import original_of
 from mjax.tracing import registration
 from mjax.arrays.array_methods import ArrayMethods
 from mjax.dialect import ShapedArray
@@ -88,7 +90,10 @@ class Array(ArrayMethods):
 
     def block_until_ready(self):
         self._check_alive()
-        self._buf.block_until_ready()
+        try:
+            self._buf.block_until_ready()
+        except _jax.JaxRuntimeError as e:
+            _raise_original(e)
         return self
 
     def is_ready(self) -> bool:
@@ -148,8 +153,11 @@ class Array(ArrayMethods):
     def _value(self) -> np.ndarray:
         self._check_alive()        # also for a cached value: donated arrays are gone
         if self._npy is None:
-            v = (self._assemble() if self.is_sharded else
-                 buffer_to_numpy(self._buf, self.aval.dtype))
+            try:
+                v = (self._assemble() if self.is_sharded else
+                     buffer_to_numpy(self._buf, self.aval.dtype))
+            except _jax.JaxRuntimeError as e:
+                _raise_original(e)
             if v.flags.writeable:
                 v.flags.writeable = False
             self._npy = v
@@ -342,3 +350,13 @@ def _reconstruct(value, weak_type):
 
 
 basearray.Array.register(Array)   # isinstance(x, mjax.Array) (the public class)
+
+
+def _raise_original(error: BaseException):
+    """Raises the exception a host callback of the program that made this array raised
+    for its caller (caller_errors.py), where on an accelerator it surfaces only as the
+    result is read; else `error` itself."""
+    exc = original_of(error, take=False)
+    if exc is not None:
+        raise exc from None
+    raise error

@@ -19,6 +19,7 @@ from jaxlib import _jax
 
 from mjax.specs import dtypes
 from mjax.arrays.array import Array
+from mjax.arrays.caller_errors import original_of, raise_in_caller  # noqa: F401  (re-exported)
 from mjax.specs.dtypes import to_numpy
 from mjax.passes.stablehlo_host_callbacks import StablehloHostCallbacksPass
 from mjax.config import config
@@ -47,7 +48,7 @@ class _Entry:
             with config.override(jax_default_device=host):
                 return self.flat(*arrays)
         except BaseException as e:
-            if _FOR_CALLER.get(str(e)) is e:
+            if original_of(e, take=False) is e:
                 raise       # (the caller raises it as it is: no log of a failure)
             # (JAX's debug.print and debug.breakpoint are debug callbacks: it names
             # every failed one jax.debug.callback)
@@ -97,27 +98,7 @@ def lookup(callback_id: int) -> _Entry:
                          f"traced them)") from None
 
 
-# ---- errors the caller raises as they are --------------------------------------------------
-# The errors callbacks raised with raise_in_caller that their callers have not raised yet,
-# by text: a callback runs on one of XLA's threads, not its caller's, and the caller finds
-# its own by the text XLA's error carries (two programs failing at once each find theirs).
-_FOR_CALLER: dict = {}
-_FOR_CALLER_LOCK = threading.Lock()
-_FOR_CALLER_MAX = 64        # (errors whose call never looked for them go, oldest first)
-
-
-def raise_in_caller(exc: BaseException):
-    """Raises `exc` from a callback so that the call of the program that ran it raises
-    `exc` itself (in `errors_for_caller`), not XLA's JaxRuntimeError wrapping its text,
-    as JAX's eagerly evaluated checkify.check does."""
-    with _FOR_CALLER_LOCK:
-        _FOR_CALLER.pop(str(exc), None)
-        _FOR_CALLER[str(exc)] = exc
-        while len(_FOR_CALLER) > _FOR_CALLER_MAX:
-            del _FOR_CALLER[next(iter(_FOR_CALLER))]
-    raise exc
-
-
+# ---- errors the caller raises as they are (caller_errors.py) -------------------------------
 @contextlib.contextmanager
 def errors_for_caller():
     """Around running a program: an error one of its callbacks raised with
@@ -127,10 +108,7 @@ def errors_for_caller():
         yield
         wait_for_effects()
     except _jax.JaxRuntimeError as e:
-        text = str(e)
-        with _FOR_CALLER_LOCK:
-            found = max((k for k in _FOR_CALLER if k and k in text), key=len, default=None)
-            exc = _FOR_CALLER.pop(found) if found is not None else None
+        exc = original_of(e)
         if exc is not None:
             raise exc from None
         raise
