@@ -32,7 +32,7 @@ from mjax.dialect.ops.pallas import SEMAPHORE_SPACES
 from mjax.dialect.types import aval_of
 from mjax.passes.batching import batch_function
 from mjax.passes.ir_util import nested_ops, reachable_functions, set_results, symbol_name
-from mjax.passes.jaxpr_pallas_interpret import CORES, uninitialized
+from mjax.passes.jaxpr_pallas_interpret import CORES
 from mjax.passes.pallas_rounds import discharge_options, use_rounds
 from mjax.passes.rules.pallas_remote import (REPORT, current_mesh, dma_counts_in_bytes,
                                              on_mesh)
@@ -96,9 +96,7 @@ def _run(ex, call, arrays, b: Builder, op):
     fn, block = fns.create(fns.fresh_name(f"{call.kernel}_cores"),
                            [aval_of(v.type) for v in arrays], None, fns.get(call.kernel))
     fb = Builder(ir.InsertionPoint(block), op.location)
-    scratch = [fb.constant(np.zeros(s.shape, s.dtype) if sp in SEMAPHORE_SPACES else
-                           np.broadcast_to(uninitialized(s.dtype), s.shape))
-               for s, sp in zip(call.scratch, call.scratch_spaces)]
+    scratch = call.initial_scratch(fb)     # (the call's uninitialized_memory mode)
     core = fb.emit(AxisIndexOp, axes=(CORE_AXIS,))[0]
     new, finals = call.step(fb, [core], list(block.arguments), scratch)
     _report_exit(fb, call, core, cores, finals)

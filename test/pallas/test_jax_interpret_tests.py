@@ -14,6 +14,8 @@ interpreter state shows (the store-callback count of test_correct_number_of_stor
 detection off. Refused: buffer_bounds='padded' (NotImplementedError)."""
 from __future__ import annotations
 
+import contextlib
+
 import os
 import re
 import subprocess
@@ -63,7 +65,19 @@ class _null:
         return False
 
 
-_CTX = {"plain": lambda J: _null(), "v5p": interpreting_as_v5p, "v6e": K.on_v6e}
+def _on_the_cpu(J):
+    """The CPU as the default device (on the chip too: both interpreters' values are the
+    host's, and the chip's float32 matmuls round otherwise)."""
+    return J.default_device(J.devices("cpu")[0])
+
+
+@contextlib.contextmanager
+def _v6e_on_the_cpu(J):
+    with _on_the_cpu(J), K.on_v6e(J):
+        yield
+
+
+_CTX = {"plain": _on_the_cpu, "v5p": interpreting_as_v5p, "v6e": _v6e_on_the_cpu}
 
 
 @on_the_host_cpu

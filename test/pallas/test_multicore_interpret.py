@@ -381,3 +381,43 @@ def test_wait_for_a_later_signal_gives_jax_values():
     with interpreting_as_v5p(mjax):
         got = np.asarray(mjax.jit(lambda x: _wait_then_copy(mjax, pl, pltpu, x))(x))
     np.testing.assert_array_equal(got, want)
+
+
+def _uninitialized_scratch(J, P, T, x, mode):
+    """Cores meeting at a barrier each write an uninitialized int32 VMEM scratch (and a
+    float32 one) to their half of the output."""
+    def k(x_hbm, o_hbm, o2_hbm, s, f):
+        c = J.lax.axis_index("c")
+        T.core_barrier(T.get_barrier_semaphore(), core_axis_name="c")
+        T.sync_copy(s, o_hbm.at[P.ds(c * 8, 8)])
+        T.sync_copy(f, o2_hbm.at[P.ds(c * 8, 8)])
+    return P.kernel(k, out_type=(J.ShapeDtypeStruct((16, 128), J.numpy.int32),
+                                 J.ShapeDtypeStruct((16, 128), J.numpy.float32)),
+                    mesh=T.create_tensorcore_mesh("c", num_cores=CORES),
+                    scratch_types=[T.VMEM((8, 128), J.numpy.int32),
+                                   T.VMEM((8, 128), J.numpy.float32)],
+                    compiler_params=T.CompilerParams(collective_id=0),
+                    interpret=T.InterpretParams(uninitialized_memory=mode))(x)
+
+
+@on_the_host_cpu
+def _jax_uninitialized(x, mode):
+    with interpreting_as_v5p(jax):
+        return _leaves(jax.jit(lambda x: _uninitialized_scratch(jax, jpl, jpltpu, x,
+                                                                 mode))(x))
+
+
+@pytest.mark.parametrize("mode", ["nan", "zero"])
+def test_talking_cores_scratch_starts_as_jax_uninitialized_memory(mode):
+    """The cores' scratch starts as InterpretParams(uninitialized_memory=) says, as in
+    JAX's interpreter: 'nan' gives int32's maximum and NaN, 'zero' zeros."""
+    x = np.zeros((16, 128), np.float32)
+    with interpreting_as_v5p(mjax):
+        got = _leaves(mjax.jit(lambda x: _uninitialized_scratch(mjax, pl, pltpu, x,
+                                                                  mode))(x))
+    want = _jax_uninitialized(x, mode)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+    ints = np.iinfo(np.int32).max if mode == "nan" else 0
+    np.testing.assert_array_equal(got[0], np.full((16, 128), ints, np.int32))
+    assert (np.isnan(got[1]).all() if mode == "nan" else (got[1] == 0).all())
