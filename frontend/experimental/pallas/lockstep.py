@@ -19,9 +19,16 @@ class PallasDeadlockError(RuntimeError):
     """A semaphore wait in an interpreted kernel that no earlier op signals enough."""
 
 
+class PallasLockstepError(PallasDeadlockError, NotImplementedError):
+    """A wait lockstep finds short: a deadlock, or a wait that only an op another
+    instance runs later satisfies, which JAX's threads run and lockstep does not (where
+    the kernel's loops or called functions hold its DMAs or semaphore ops, rounds cannot
+    run it either): also a NotImplementedError, naming that limit."""
+
+
 def _check_wait(short, count, amount):
     if np.any(short):
-        raise_in_caller(PallasDeadlockError(
+        raise_in_caller(PallasLockstepError(
             f"a semaphore wait (semaphore_wait or a DMA's wait) in a Pallas kernel "
             f"interpreted on a shard_map's devices (or a chip's cores) found count "
             f"{int(np.min(count))} < {int(np.max(amount))}: mjax runs the devices' kernel "
@@ -90,4 +97,4 @@ REPORT["exit_cores_id"] = register(_check_exit_cores, "io_callback",
 REPORT["stuck_id"] = register(_check_stuck, "io_callback", key=("pallas_rounds_stuck",))
 REPORT["device_id"] = register(_check_device, "io_callback", key=("pallas_lockstep_device",))
 
-__all__ = ["PallasDeadlockError"]
+__all__ = ["PallasDeadlockError", "PallasLockstepError"]
