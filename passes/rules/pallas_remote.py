@@ -53,40 +53,34 @@ _PROBE: contextvars.ContextVar = contextvars.ContextVar("pallas_probe", default=
 
 
 @contextlib.contextmanager
+def _setting(var: contextvars.ContextVar, value):
+    """`var` set to `value` for the block (which gets the value)."""
+    token = var.set(value)
+    try:
+        yield value
+    finally:
+        var.reset(token)
+
+
 def in_rounds():
     """Discharges a kernel's steps for instances running in rounds (each its own step)."""
-    token = _ROUNDS.set(True)
-    try:
-        yield
-    finally:
-        _ROUNDS.reset(token)
+    return _setting(_ROUNDS, True)
 
 
 def running_in_rounds() -> bool:
     return _ROUNDS.get()
 
 
-@contextlib.contextmanager
 def probing():
     """Discharging a wait under it only asks whether the wait would find enough: gives
     the list its i1 `short` flags are added to (no count is poisoned, nothing raises)."""
-    shorts: list = []
-    token = _PROBE.set(shorts)
-    try:
-        yield shorts
-    finally:
-        _PROBE.reset(token)
+    return _setting(_PROBE, [])
 
 
-@contextlib.contextmanager
 def dma_counts_in_bytes(flag: bool):
     """Discharges kernels whose DMAs signal (and waits take) their byte counts if `flag`,
     else their element counts."""
-    token = _DMA_BYTES.set(bool(flag))
-    try:
-        yield
-    finally:
-        _DMA_BYTES.reset(token)
+    return _setting(_DMA_BYTES, bool(flag))
 
 
 def dma_counts_bytes() -> bool:
@@ -98,13 +92,9 @@ def on_mesh(axes, shape, cores=None):
     """Discharges kernels as one instance of many on the mesh (`axes`, `shape`); with
     `cores` = (core axis, shared entry arguments, kernel name), the mesh's last axis is
     the chip's TensorCores (a multi-core kernel's cores in lockstep)."""
-    token = _MESH.set((tuple(axes), tuple(int(s) for s in shape)))
-    ctoken = _CORES.set(cores)
-    try:
+    with _setting(_MESH, (tuple(axes), tuple(int(s) for s in shape))), \
+            _setting(_CORES, cores):
         yield
-    finally:
-        _CORES.reset(ctoken)
-        _MESH.reset(token)
 
 
 def core_axis():
