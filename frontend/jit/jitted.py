@@ -645,8 +645,8 @@ class Jitted:
     def _backend_for(self, devs) -> str | None:
         """The backend that compiles a call placed on `devs` (jax_default_device's): the
         jit's own, unless the device is another platform's (the host CPU beside an
-        accelerator, by jit(device=) or committed operands), whose backend compiles and
-        runs it, as in JAX."""
+        accelerator, by jit(device=), committed operands or a mesh of its devices), whose
+        backend compiles and runs it, as in JAX."""
         platform = getattr(devs[0], "platform", None) if devs else None
         if platform is not None and platform != get_backend(self._backend).platform:
             return platform
@@ -666,10 +666,7 @@ class Jitted:
         ref_avals = ref_slots(entry, traced, self.fun)
         out_avals = traced.out_avals + ref_avals
         ref_outs = [in_shardings[i] if i is not None else replicated for i, _ in entry.refs]
-        # (the mesh's devices' backend: a mesh of the host CPU's devices beside a TPU
-        # compiles and runs there, as in JAX)
-        backend_name = self._backend_for(list(mesh.devices.flat[:1]))
-        backend = get_backend(backend_name)
+        backend = get_backend(backend_name := self._backend_for(list(mesh.devices.flat[:1])))
         finishing = finishing_passes(backend, layout_api.layout_modes_pass(
             self._layouts, traced), memory_kinds.memory_kinds_pass(
                 *self._memory_kinds(list(leaves), in_shardings, traced), backend.platform))
