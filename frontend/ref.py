@@ -19,9 +19,12 @@ the Refs it was given or closed over. A ref made inside a trace is `jaxpr.ref_ne
 Under transformations refs behave as JAX's: a ref holds no tangent (what is read from
 it has none; writing a differentiated value into it is JAX's error), `vjp(...)`'s
 `with_refs` adds cotangents into refs, and vmap batches the ref ops of refs passed with
-an in_axis (passes/rules/state.py). Not implemented (NotImplementedError or a
-PassError naming it): strided or array indices of a ref inside a trace, vmap at an index
-that differs across the batch, empty_ref outside a trace (as in JAX).
+an in_axis (passes/rules/state.py). A strided slice (`r[1::2]`, `jax.ds(s, k, 2)` with
+a static start) reads its window (first to last element) and slices it; a strided write
+writes the window back with the old elements between, a strided addupdate adds the value
+spread with zeros. Not implemented (NotImplementedError or a PassError naming it): array
+indices and strided `jax.ds` with a traced start of a ref inside a trace, vmap at an
+index that differs across the batch, empty_ref outside a trace (as in JAX).
 """
 from __future__ import annotations
 
@@ -277,8 +280,8 @@ def get(ref, idx=None):
         if out.aval.weak_type != ref._weak:
             out = lax.convert_element_type(out, ref.dtype, weak_type=ref._weak)
         return out
-    starts, params = _ref_index(ref, idx)
-    out = bind(S.RefGetOp, ref._traced(), *starts, **params)
+    starts, params, strides = _ref_index(ref, idx)
+    out = _strided(bind(S.RefGetOp, ref._traced(), *starts, **params), params, strides)
     if ref._weak:
         out.aval = out.aval.update(weak_type=True)
     return out
@@ -302,9 +305,17 @@ def swap(ref, idx, value, _function_name: str = "ref_swap"):
         new = ref._value.at[idx].set(value)    # (strong, as a write makes it in JAX)
         ref._value = lax.convert_element_type(new, ref.dtype, weak_type=False)
         return old
-    starts, params = _ref_index(ref, idx)
-    value = _coerce(_function_name, ref, value, _indexed_shape(params))
-    return bind(S.RefSwapOp, ref._traced(), value, *starts, **params)
+    starts, params, strides = _ref_index(ref, idx)
+    value = _coerce(_function_name, ref, value, _indexed_shape(params, strides))
+    if all(st == 1 for st in strides):
+        return bind(S.RefSwapOp, ref._traced(), value, *starts, **params)
+    # A strided write: the window's old elements between the written ones are written
+    # back as they were (JAX discharges it as a scatter into the ref's value)
+    window = bind(S.RefGetOp, ref._traced(), *starts, **params)
+    kept = _kept_strides(params, strides)
+    new = lax.select(_on_stride(window.shape, kept), _spread(value, kept), window)
+    bind(S.RefSwapOp, ref._traced(), new, *starts, **params)
+    return _strided(window, params, strides)
 
 
 def set(ref, idx, value) -> None:  # noqa: A001  (JAX's name)
@@ -325,8 +336,10 @@ def addupdate(ref, idx, x) -> None:
         x = _coerce("addupdate", ref, x, ref._value[idx].shape)
         ref._value = ref._value.at[idx].add(x)
         return
-    starts, params = _ref_index(ref, idx)
-    x = _coerce("addupdate", ref, x, _indexed_shape(params))
+    starts, params, strides = _ref_index(ref, idx)
+    x = _coerce("addupdate", ref, x, _indexed_shape(params, strides))
+    # (strided: zeros between the added elements, so it stays one linear addupdate)
+    x = _spread(x, _kept_strides(params, strides))
     bind(S.RefAddUpdateOp, ref._traced(), x, *starts, **params)
 
 
@@ -355,6 +368,7 @@ def _static_slices(ref: Ref, idx):
     start clamped into the dimension, as dynamic_slice clamps); ones with a traced start
     stay for `_ref_index`."""
     entries = idx if isinstance(idx, tuple) else (idx,)
+    _check_steps(ref, entries)
     if not any(type(i) is Slice for i in entries):
         return idx
     for i in entries:
@@ -378,13 +392,70 @@ def _static_slices(ref: Ref, idx):
     return tuple(out)
 
 
-def _indexed_shape(params) -> tuple:
-    return tuple(s for d, s in enumerate(params["sizes"]) if d not in params["squeezed"])
+def _extent(k: int, stride: int) -> int:
+    """How many elements k elements `stride` apart span."""
+    return (k - 1) * stride + 1 if k else 0
+
+
+def _check_steps(ref: Ref, entries):
+    """JAX's refusals of a Python slice into a ref: a step below 1, a start past the end
+    (JAX makes each slice a `Slice` and checks it, eagerly and traced alike)."""
+    if any(i is Ellipsis for i in entries):
+        k = next(n for n, i in enumerate(entries) if i is Ellipsis)
+        entries = entries[:k] + (slice(None),) * (ref.ndim - len(entries) + 1) + \
+            entries[k + 1:]
+    for i, n in zip(entries, ref.shape):
+        if isinstance(i, slice):
+            if isinstance(i.step, (int, np.integer)) and i.step < 1:
+                raise ValueError(f"slice must have a step >= 1 (found: {i.step})")
+            if all(p is None or isinstance(p, (int, np.integer))
+                   for p in (i.start, i.stop, i.step)) and n:
+                start = i.indices(n)[0]
+                if start >= n:
+                    raise ValueError(f"Out of bound slice: start={start}, dim={n}.")
+
+
+def _indexed_shape(params, strides) -> tuple:
+    """The shape of what a ref op of `_ref_index`'s (params, strides) reads or writes."""
+    return tuple(-(-s // st) for d, (s, st) in enumerate(zip(params["sizes"], strides))
+                 if d not in params["squeezed"])
+
+
+def _kept_strides(params, strides) -> tuple:
+    return tuple(st for d, st in enumerate(strides) if d not in params["squeezed"])
+
+
+def _strided(window, params, strides):
+    """Every stride-th element of a strided index's window (as read)."""
+    kept = _kept_strides(params, strides)
+    if all(st == 1 for st in kept):
+        return window
+    return lax.slice(window, (0,) * len(kept), tuple(window.shape), kept)
+
+
+def _spread(value, kept):
+    """`value` spread over its window: stride - 1 zeros between its elements."""
+    if all(st == 1 for st in kept):
+        return value
+    zero = lax.convert_element_type(0, value.dtype)
+    return lax.pad(value, zero, tuple((0, 0, st - 1) for st in kept))
+
+
+def _on_stride(shape, kept):
+    """Where a window's index is a multiple of the strides (the elements written)."""
+    on = None
+    for d, st in enumerate(kept):
+        if st != 1:
+            at = lax.rem(lax.broadcasted_iota(np.int32, shape, d), np.int32(st)) == 0
+            on = at if on is None else lax.bitwise_and(on, at)
+    return on
 
 
 def _ref_index(ref: Ref, idx):
-    """(starts, params) of a ref op for `idx` (ints, traced integer scalars, unit-stride
-    slices, `...`), as dialect/ops/state.py's ref ops take them."""
+    """(starts, params, strides) of a ref op for `idx` (ints, traced integer scalars,
+    static slices, `jax.ds`, `...`), as dialect/ops/state.py's ref ops take them. A
+    strided slice's window is its extent (first to last element), `strides[d]` the step
+    `_strided` takes in it."""
     shape = ref.shape
     idx = idx if isinstance(idx, tuple) else (idx,)
     if sum(1 for i in idx if i is Ellipsis) > 1:
@@ -396,7 +467,7 @@ def _ref_index(ref: Ref, idx):
         raise IndexError(f"Too many indices: ref is {len(shape)}-dimensional, but "
                          f"{len(idx)} were indexed")
     idx = tuple(idx) + (slice(None),) * (len(shape) - len(idx))
-    starts, sizes, squeezed = [], [], []
+    starts, sizes, squeezed, strides = [], [], [], [1] * len(shape)
     for d, (i, n) in enumerate(zip(idx, shape)):
         if isinstance(i, slice):
             if any(p is not None and not isinstance(p, (int, np.integer))
@@ -404,15 +475,17 @@ def _ref_index(ref: Ref, idx):
                 raise NotImplementedError("a slice with traced bounds into a Ref inside a "
                                           "traced function (use lax.dynamic_slice on "
                                           "ref[...])")
+            if i.step is not None and i.step < 1:     # (JAX's refusal)
+                raise ValueError(f"slice must have a step >= 1 (found: {i.step})")
             s, e, st = i.indices(n)
-            if st != 1:
-                raise NotImplementedError("a strided slice of a Ref inside a traced "
-                                          "function (read ref[...] and slice the value)")
-            starts.append(np.int32(s)), sizes.append(max(e - s, 0))
+            k = len(range(s, e, st))
+            starts.append(np.int32(s)), sizes.append(_extent(k, st))
+            strides[d] = st
         elif type(i) is Slice:            # (jax.ds with a traced start)
             if i.stride != 1:
                 raise NotImplementedError("a strided jax.ds with a traced start into a Ref "
-                                          "(read ref[...] and slice the value)")
+                                          "outside a Pallas kernel (JAX gathers it "
+                                          "element by element; read ref[...] and slice)")
             start = lax.convert_element_type(i.start, np.int32)
             starts.append(lax.clamp(np.int32(0), start, np.int32(max(n - i.size, 0))))
             sizes.append(i.size)
@@ -428,7 +501,7 @@ def _ref_index(ref: Ref, idx):
             raise NotImplementedError(f"indexing a Ref with {type(i).__name__} inside a "
                                       f"traced function (array or None indices; read "
                                       f"ref[...] and index the value)")
-    return starts, {"sizes": tuple(sizes), "squeezed": tuple(squeezed)}
+    return starts, {"sizes": tuple(sizes), "squeezed": tuple(squeezed)}, tuple(strides)
 
 
 Ref.get = lambda self, idx=None: get(self, idx)
