@@ -22,9 +22,11 @@ it has none; writing a differentiated value into it is JAX's error), `vjp(...)`'
 an in_axis (passes/rules/state.py). A strided slice (`r[1::2]`, `jax.ds(s, k, 2)` with
 a static start) reads its window (first to last element) and slices it; a strided write
 writes the window back with the old elements between, a strided addupdate adds the value
-spread with zeros. Not implemented (NotImplementedError or a PassError naming it): array
-indices and strided `jax.ds` with a traced start of a ref inside a trace, vmap at an
-index that differs across the batch, empty_ref outside a trace (as in JAX).
+spread with zeros. Integer array indices and a strided `jax.ds` with a traced start
+gather from (scatter into) the whole value, as JAX's discharge does. Not implemented
+(NotImplementedError or a PassError naming it): a traced-start `jax.ds` next to array
+indices, None in an index, Ref.at outside Pallas kernels, vmap at an index that differs
+across the batch, empty_ref outside a trace (as in JAX).
 """
 from __future__ import annotations
 
@@ -280,8 +282,12 @@ def get(ref, idx=None):
         if out.aval.weak_type != ref._weak:
             out = lax.convert_element_type(out, ref.dtype, weak_type=ref._weak)
         return out
-    starts, params, strides = _ref_index(ref, idx)
-    out = _strided(bind(S.RefGetOp, ref._traced(), *starts, **params), params, strides)
+    if (index := _gather_index(ref, idx)) is not None:
+        out = _whole(ref)[index]
+    else:
+        starts, params, strides = _ref_index(ref, idx)
+        out = _strided(bind(S.RefGetOp, ref._traced(), *starts, **params), params,
+                       strides)
     if ref._weak:
         out.aval = out.aval.update(weak_type=True)
     return out
@@ -304,6 +310,13 @@ def swap(ref, idx, value, _function_name: str = "ref_swap"):
         value = _coerce(_function_name, ref, value, old.shape)
         new = ref._value.at[idx].set(value)    # (strong, as a write makes it in JAX)
         ref._value = lax.convert_element_type(new, ref.dtype, weak_type=False)
+        return old
+    if (index := _gather_index(ref, idx)) is not None:
+        whole = _whole(ref)
+        old = whole[index]
+        value = _coerce(_function_name, ref, value, old.shape)
+        bind(S.RefSwapOp, ref._traced(), whole.at[index].set(value), *_zeros(ref),
+             sizes=ref.shape, squeezed=())
         return old
     starts, params, strides = _ref_index(ref, idx)
     value = _coerce(_function_name, ref, value, _indexed_shape(params, strides))
@@ -335,6 +348,12 @@ def addupdate(ref, idx, x) -> None:
     if current_trace() is None and ref._tracer is None:
         x = _coerce("addupdate", ref, x, ref._value[idx].shape)
         ref._value = ref._value.at[idx].add(x)
+        return
+    if (index := _gather_index(ref, idx)) is not None:
+        zeros = lax.full(ref.shape, 0, ref.dtype)
+        x = _coerce("addupdate", ref, x, zeros[index].shape)
+        bind(S.RefAddUpdateOp, ref._traced(), zeros.at[index].add(x), *_zeros(ref),
+             sizes=ref.shape, squeezed=())
         return
     starts, params, strides = _ref_index(ref, idx)
     x = _coerce("addupdate", ref, x, _indexed_shape(params, strides))
@@ -389,6 +408,68 @@ def _static_slices(ref: Ref, idx):
             start = min(max(value, 0), max(n - span, 0))
             i = slice(start, start + span, i.stride) if i.size else slice(start, start)
         out.append(i)
+    return tuple(out)
+
+
+def _zeros(ref: Ref) -> list:
+    return [np.int32(0)] * ref.ndim
+
+
+def _whole(ref: Ref):
+    return bind(S.RefGetOp, ref._traced(), *_zeros(ref), sizes=ref.shape, squeezed=())
+
+
+def _is_array_index(i) -> bool:
+    return not isinstance(i, (slice, Slice)) and i is not Ellipsis and \
+        getattr(i, "ndim", 0) > 0
+
+
+def _gather_index(ref: Ref, idx):
+    """The NumPy-style index of the ref's whole value that JAX gathers (and scatters)
+    for `idx`, or None where `_ref_index`'s window does: integer arrays (NumPy's
+    placement of their dims, as JAX's), or a strided `jax.ds` with a traced start (each
+    element at start + k * stride, negative ones from the end, reads of ones past the
+    end clamped and writes dropped, as JAX's gather and scatter do)."""
+    entries = idx if isinstance(idx, tuple) else (idx,)
+    dynamic = [type(i) is Slice and i.stride != 1 for i in entries]
+    arrays = [_is_array_index(i) for i in entries]
+    if not any(dynamic) and not any(arrays):
+        return None
+    if any(i is None for i in entries):
+        raise NotImplementedError("None (newaxis) in a Ref index")
+    if any(arrays):
+        if any(type(i) is Slice for i in entries):
+            raise NotImplementedError("a jax.ds with a traced start next to array "
+                                      "indices of a Ref (JAX gathers it element by "
+                                      "element; read ref[...] and index the value)")
+        return tuple(asarray(i) if _is_array_index(i) else i for i in entries)
+    # (JAX's gather arrays: each slice an iota along its own dim of the result)
+    if sum(1 for i in entries if i is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if any(i is Ellipsis for i in entries):
+        k = next(n for n, i in enumerate(entries) if i is Ellipsis)
+        entries = entries[:k] + (slice(None),) * (ref.ndim - len(entries) + 1) + \
+            entries[k + 1:]
+    entries = tuple(entries) + (slice(None),) * (ref.ndim - len(entries))
+    parts = []
+    for i, n in zip(entries, ref.shape):
+        if isinstance(i, slice):
+            s, e, st = i.indices(n)
+            parts.append((s, len(range(s, e, st)), st))
+        elif type(i) is Slice:
+            parts.append((lax.convert_element_type(i.start, np.int32), i.size, i.stride))
+        else:
+            parts.append(i)
+    out, rank = [], sum(1 for p in parts if isinstance(p, tuple))
+    pos = 0
+    for p in parts:
+        if isinstance(p, tuple):
+            start, size, stride = p
+            at = lax.iota(np.int32, size) * np.int32(stride) + start
+            out.append(lax.reshape(at, (size,) + (1,) * (rank - pos - 1)))
+            pos += 1
+        else:
+            out.append(p)
     return tuple(out)
 
 

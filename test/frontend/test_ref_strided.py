@@ -174,12 +174,64 @@ def strided_ds_past_the_end_is_jax_error(j, jnp, pl, wrap=lambda f: f):
     return wrap(lambda x: j.new_ref(x)[pl.ds(2, 4, 2)])(jnp.arange(8.0))
 
 
+def strided_ds_with_a_traced_start(j, jnp, pl, wrap=lambda f: f):
+    """(each element at start + k * stride: negative ones from the end, reads past the
+    end clamped, writes there dropped, as JAX gathers and scatters)"""
+    def f(x, i):
+        r = j.new_ref(x)
+        a = r[pl.ds(i, 3, 2)]
+        r[pl.ds(i, 3, 2)] = jnp.array([-1., -2., -3.])
+        r[pl.ds(i, 2, 3)] += jnp.array([100., 200.])
+        return a, r[...]
+    jf = j.jit(f)      # (eagerly JAX refuses a start past the end)
+    return tuple(v for i in (0, 1, 5, 7, -1, -3, 10) for v in jf(jnp.arange(8.0), i))
+
+
+def strided_ds_with_a_traced_start_2d(j, jnp, pl, wrap=lambda f: f):
+    def f(x, i):
+        r = j.new_ref(x)
+        out = (r[pl.ds(i, 2, 2), 1:3], r[1, pl.ds(i, 2, 3)], r[pl.ds(i, 2, 2), 2],
+               r[pl.ds(i, 2, 3), pl.ds(i, 2, 4)])
+        r[pl.ds(i, 2, 3), ::4] = jnp.zeros((2, 3))
+        return out + (r[...],)
+    return wrap(f)(jnp.arange(80.0).reshape(8, 10), 1)
+
+
+def array_indices(j, jnp, pl, wrap=lambda f: f):
+    def f(x, a):
+        r = j.new_ref(x)
+        out = (r[a], r[a, 1:3], r[1:3, a], r[a, 2], r[1, a], r[a, a],
+               r[np.array([0, 2]), ::2], r[:, 4::3])
+        r[a, 1:3] = jnp.ones((2, 2)) * -1
+        r[3, a] += 100.0
+        old = j.ref.swap(r, (slice(None), a), jnp.zeros((8, 2)))
+        return out + (old, r[...])
+    return wrap(f)(jnp.arange(80.0).reshape(8, 10), jnp.array([5, -1]))
+
+
+def vmap_and_grad_of_gathered_reads(j, jnp, pl, wrap=lambda f: f):
+    def g(x, a):
+        return j.new_ref(x)[a]
+
+    def h(x, i):
+        r = j.new_ref(x)
+        r[pl.ds(i, 2, 2)] += x[:2] * 3.0
+        return jnp.sum(r[pl.ds(i, 2, 3)] ** 2)
+    x = jnp.arange(80.0).reshape(8, 10)
+    return (wrap(j.vmap(g, in_axes=(0, None)))(x, jnp.array([1, 3])),
+            wrap(j.grad(lambda x: jnp.sum(g(x, jnp.array([1, 1, 3])))))(jnp.arange(5.0)),
+            wrap(j.grad(h))(jnp.arange(8.0), 1),
+            wrap(j.vmap(h, in_axes=(0, None)))(x, 2))
+
+
 CASES = [interleave, read_2d_rows_and_cols, write_2d_with_int_and_traced_index,
          addupdate_strided, ds_with_a_static_stride, weak_value_into_strided_slice,
          scalar_into_strided_slice_is_jax_error, short_strided, start_past_the_end_is_jax_error, grad_through_strided_reads, grad_through_strided_writes,
          vmap_strided, vmap_axis1_over_a_ref_argument, run_state_strided,
          negative_step_is_jax_error, negative_step_write_is_jax_error,
-         wrong_shape_strided_write_is_jax_error, strided_ds_past_the_end_is_jax_error]
+         wrong_shape_strided_write_is_jax_error, strided_ds_past_the_end_is_jax_error,
+         strided_ds_with_a_traced_start, strided_ds_with_a_traced_start_2d, array_indices,
+         vmap_and_grad_of_gathered_reads]
 
 
 @pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
