@@ -97,8 +97,7 @@ class Ref:
     def at(self):
         if (view := _kernel_ref(self)) is not None:
             return view.at
-        raise NotImplementedError("Ref.at (views of part of a ref) is not implemented in "
-                                  "mjax; index the ref: ref[idx]")
+        return _At(self)
 
     # -- reading and writing --------------------------------------------------------------
     def __getitem__(self, idx):
@@ -583,6 +582,125 @@ def _ref_index(ref: Ref, idx):
                                       f"traced function (array or None indices; read "
                                       f"ref[...] and index the value)")
     return starts, {"sizes": tuple(sizes), "squeezed": tuple(squeezed)}, tuple(strides)
+
+
+def _raise_index(i, k):
+    raise IndexError(f"index {i} is out of bounds for a Ref.at view's axis of size {k}")
+
+
+def _whole_index(shape, idx) -> list:
+    """`idx` with one entry per dim of `shape`: static ints, and (start, count, step)
+    for slices; NotImplementedError for other entries."""
+    entries = idx if isinstance(idx, tuple) else (idx,)
+    if any(i is Ellipsis for i in entries):
+        k = next(n for n, i in enumerate(entries) if i is Ellipsis)
+        entries = entries[:k] + (slice(None),) * (len(shape) - len(entries) + 1) + \
+            entries[k + 1:]
+    if len(entries) > len(shape):
+        raise IndexError(f"Too many indices: ref is {len(shape)}-dimensional, but "
+                         f"{len(entries)} were indexed")
+    entries = tuple(entries) + (slice(None),) * (len(shape) - len(entries))
+    out = []
+    for i, n in zip(entries, shape):
+        if isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)):
+            out.append(int(i))
+        elif isinstance(i, slice) and all(p is None or isinstance(p, (int, np.integer))
+                                          for p in (i.start, i.stop, i.step)):
+            s, e, st = i.indices(n)
+            out.append((s, len(range(s, e, st)), st))
+        else:
+            raise NotImplementedError(f"indexing a Ref.at view with {type(i).__name__} "
+                                      f"(static ints and slices only; index the ref)")
+    return out
+
+
+class _At:
+    """`ref.at`: `ref.at[idx]` is a view of part of a ref inside a traced function (JAX:
+    a TransformedRef; eagerly JAX has none)."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, ref: Ref):
+        self.ref = ref
+
+    def __getitem__(self, idx) -> "RefView":
+        ref = self.ref
+        if isinstance(ref, RefView):        # (a view of a view: one index of the ref)
+            ref, idx = ref.ref, ref._compose(idx)
+        if current_trace() is None and ref._tracer is None:
+            raise NotImplementedError("Ref.at outside a traced function (as in JAX; index "
+                                      "the ref: ref[idx])")
+        idx = _static_slices(ref, idx)
+        if _gather_index(ref, idx) is not None:
+            raise NotImplementedError("a Ref.at view at array indices or a strided "
+                                      "jax.ds with a traced start")
+        _, params, strides = _ref_index(ref, idx)
+        return RefView(ref, idx, _indexed_shape(params, strides))
+
+
+class _ViewOps:
+    """What get/swap/addupdate do with a view: the ref's op at the view's index
+    composed with the one into the view."""
+
+    @staticmethod
+    def _index(view, idx):
+        if idx is None or idx == () or idx is Ellipsis:
+            return view.idx
+        return view._compose(idx)
+
+    @classmethod
+    def get(cls, view, idx):
+        return get(view.ref, cls._index(view, idx))
+
+    @classmethod
+    def swap(cls, view, idx, value):
+        return swap(view.ref, cls._index(view, idx), value)
+
+    @classmethod
+    def addupdate(cls, view, idx, value):
+        addupdate(view.ref, cls._index(view, idx), value)
+
+
+class RefView:
+    """`ref.at[idx]` of a Ref inside a traced function (JAX: a TransformedRef with one
+    NDIndexer): `view[...]` reads, `view[...] = v` writes, `view[...] += v` adds."""
+
+    __slots__ = ("ref", "idx", "shape")
+    _state_ops = _ViewOps
+
+    def __init__(self, ref: Ref, idx, shape):
+        self.ref, self.idx, self.shape = ref, idx, tuple(shape)
+
+    dtype = property(lambda self: self.ref.dtype)
+    ndim = property(lambda self: len(self.shape))
+
+    @property
+    def at(self):
+        return _At(self)
+
+    def _compose(self, idx):
+        """The index of the ref that `idx` into the view is: static ints and slices of
+        the view's static ints and slices (NumPy's values; a second index with traced
+        or array entries JAX 0.10.2's discharge does not take either)."""
+        outer = _whole_index(self.ref.shape, self.idx)
+        view_dims = [(d, i) for d, i in enumerate(outer) if not isinstance(i, int)]
+        inner = _whole_index(self.shape, _static_slices(self, idx))
+        out = list(outer)
+        for (d, (start, _, step)), i in zip(view_dims, inner):
+            k = self.shape[len([1 for e, _ in view_dims if e < d])]
+            if isinstance(i, int):
+                out[d] = start + (i % k if -k <= i < k else _raise_index(i, k)) * step
+                continue
+            s, n, st = i
+            first = start + s * step
+            out[d] = slice(first, first + ((n - 1) * step * st + 1 if n else 0), step * st)
+        return tuple(out)
+
+    def __getitem__(self, idx):
+        return get(self, idx)
+
+    def __setitem__(self, idx, value):
+        swap(self, idx, value)
 
 
 Ref.get = lambda self, idx=None: get(self, idx)

@@ -224,6 +224,30 @@ def vmap_and_grad_of_gathered_reads(j, jnp, pl, wrap=lambda f: f):
             wrap(j.vmap(h, in_axes=(0, None)))(x, 2))
 
 
+def at_views(j, jnp, pl, wrap=lambda f: f):
+    def f(x):
+        r = j.new_ref(x)
+        out = (r.at[::2][...], r.at[1:3][...], j.ref.get(r.at[:, 1::3]), r.at[::2][1],
+               r.at[::2].at[1:][...], r.at[1:7][::2, 2:4], r.at[:, ::4][2:][-1:])
+        r.at[::2][...] = jnp.zeros((4, 10))
+        r.at[1::3, 2:4][...] += jnp.ones((3, 2))
+        r.at[1:7][::2, 5:7] += 100.0 * jnp.ones((3, 2))
+        old = j.ref.swap(r.at[7], ..., jnp.ones(10))
+        return out + (old, r[...])
+    return j.jit(f)(jnp.arange(80.0).reshape(8, 10))
+
+
+def at_view_errors(j, jnp, pl, wrap=lambda f: f):
+    def f(x):
+        r = j.new_ref(x)
+        return r.at[::-1][...]
+    return j.jit(f)(jnp.arange(8.0))
+
+
+def at_view_eagerly_is_jax_error(j, jnp, pl, wrap=lambda f: f):
+    return j.new_ref(jnp.arange(8.0)).at[::2]
+
+
 CASES = [interleave, read_2d_rows_and_cols, write_2d_with_int_and_traced_index,
          addupdate_strided, ds_with_a_static_stride, weak_value_into_strided_slice,
          scalar_into_strided_slice_is_jax_error, short_strided, start_past_the_end_is_jax_error, grad_through_strided_reads, grad_through_strided_writes,
@@ -231,7 +255,8 @@ CASES = [interleave, read_2d_rows_and_cols, write_2d_with_int_and_traced_index,
          negative_step_is_jax_error, negative_step_write_is_jax_error,
          wrong_shape_strided_write_is_jax_error, strided_ds_past_the_end_is_jax_error,
          strided_ds_with_a_traced_start, strided_ds_with_a_traced_start_2d, array_indices,
-         vmap_and_grad_of_gathered_reads]
+         vmap_and_grad_of_gathered_reads, at_views, at_view_errors,
+         at_view_eagerly_is_jax_error]
 
 
 @pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
@@ -249,7 +274,8 @@ def test_strided_refs_match_jax(case, jitted):
     assert my_kind == kind, (mine, theirs)
     if kind == "error":
         # (mjax's text leaves out JAX's printout of its indexer, after "Transforms:")
-        same = mine[1].split("Transforms:")[0] == theirs[1].split("Transforms:")[0]
+        same = mine[1].split("Transforms:")[0] == theirs[1].split("Transforms:")[0] or \
+            theirs[1] == ""     # (JAX's NotImplementedError of an eager Ref.at has no text)
         assert issubclass(mine[0], theirs[0]) and same, (mine, theirs)
         return
     assert len(mine) == len(theirs)
@@ -329,3 +355,20 @@ def test_stateful_fusion_of_strided_ref_reads_matches_jax():
     got = _fusion_of_strided_reads("mjax")
     np.testing.assert_array_equal(got, _fusion_of_strided_reads("jax"))
     np.testing.assert_array_equal(got, np.arange(64.0).reshape(8, 8)[::2, 1::3] * 2)
+
+
+def test_at_views_under_vmap_and_grad_are_numpys():
+    """(JAX 0.10.2 cannot vmap or differentiate a Ref.at view: TypeError "Cannot
+    transform type"; mjax gives NumPy's values)"""
+    def f(x):
+        r = mjax.new_ref(x)
+        r.at[::2][...] = r.at[1::2][...] * 2
+        return r[...]
+    x = np.arange(80.0, dtype=np.float32).reshape(8, 10)
+    want = x.copy()
+    want[:, ::2] = x[:, 1::2] * 2
+    np.testing.assert_array_equal(np.asarray(mjax.jit(mjax.vmap(f))(x)), want)
+    g = mjax.grad(lambda v: mjax.numpy.sum(f(v) ** 2))(x[0])
+    d = np.zeros(10, np.float32)
+    d[1::2] = 2 * (2 * x[0, 1::2]) * 2 + 2 * x[0, 1::2]
+    np.testing.assert_allclose(np.asarray(g), d)
