@@ -248,6 +248,42 @@ def at_view_eagerly_is_jax_error(j, jnp, pl, wrap=lambda f: f):
     return j.new_ref(jnp.arange(8.0)).at[::2]
 
 
+def strided_refs_in_control_flow(j, jnp, pl, wrap=lambda f: f):
+    def loop(x):
+        r = j.new_ref(x)
+
+        def body(i, c):
+            r[1::2] += r[::2]
+            return c
+        j.lax.fori_loop(0, 3, body, 0)
+        return r[...]
+
+    def scan(x):
+        r = j.new_ref(jnp.zeros(8))
+
+        def body(c, xi):
+            r[::4] += xi
+            return c, r[::2] * 2
+        _, ys = j.lax.scan(body, 0, x)
+        return ys, r[...]
+
+    def cond(p, x):
+        r = j.new_ref(x)
+        j.lax.cond(p, lambda: r.__setitem__(slice(None, None, 3), jnp.zeros(3)),
+                   lambda: None)
+        return r[...]
+    return (j.jit(loop)(jnp.arange(8.0)), *j.jit(scan)(jnp.arange(6.0).reshape(3, 2)),
+            j.jit(cond)(True, jnp.arange(8.0)), j.jit(cond)(False, jnp.arange(8.0)))
+
+
+def vmap_of_a_strided_write_into_an_inner_ref(j, jnp, pl, wrap=lambda f: f):
+    def f(v):
+        r = j.new_ref(jnp.arange(8.0))
+        r[::2] = v
+        return r[...]
+    return wrap(j.vmap(f))(jnp.arange(8.0).reshape(2, 4))
+
+
 CASES = [interleave, read_2d_rows_and_cols, write_2d_with_int_and_traced_index,
          addupdate_strided, ds_with_a_static_stride, weak_value_into_strided_slice,
          scalar_into_strided_slice_is_jax_error, short_strided, start_past_the_end_is_jax_error, grad_through_strided_reads, grad_through_strided_writes,
@@ -256,7 +292,8 @@ CASES = [interleave, read_2d_rows_and_cols, write_2d_with_int_and_traced_index,
          wrong_shape_strided_write_is_jax_error, strided_ds_past_the_end_is_jax_error,
          strided_ds_with_a_traced_start, strided_ds_with_a_traced_start_2d, array_indices,
          vmap_and_grad_of_gathered_reads, at_views, at_view_errors,
-         at_view_eagerly_is_jax_error]
+         at_view_eagerly_is_jax_error, strided_refs_in_control_flow,
+         vmap_of_a_strided_write_into_an_inner_ref]
 
 
 @pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
@@ -372,3 +409,14 @@ def test_at_views_under_vmap_and_grad_are_numpys():
     d = np.zeros(10, np.float32)
     d[1::2] = 2 * (2 * x[0, 1::2]) * 2 + 2 * x[0, 1::2]
     np.testing.assert_allclose(np.asarray(g), d)
+
+
+def test_vmap_over_a_traced_strided_start_is_numpys():
+    """(JAX 0.10.2 refuses it: "No support for vmapping over nontrivial slices just
+    yet"; mjax gathers each batch element's elements, NumPy's values)"""
+    def f(i):
+        r = mjax.new_ref(mjax.numpy.arange(8.0))
+        return r[pl_mjax.ds(i, 3, 2)]
+    got = np.asarray(mjax.jit(mjax.vmap(f))(np.array([0, 1, 2])))
+    x = np.arange(8.0)
+    np.testing.assert_array_equal(got, [x[i:i + 6:2] for i in (0, 1, 2)])
