@@ -1,5 +1,6 @@
 """`pad` with static widths, in every mode JAX has: constant values by `lax.pad`; edge
-and wrap as one gather per axis from a static table of source indices; reflect and
+and wrap as slices of each axis, concatenated (no index table: a Pallas kernel cannot
+capture array constants); reflect and
 symmetric (even or odd) as flipped slices of the growing array; linear ramps; statistics
 of the edge values; a callable mapped over each axis. JAX: jax.numpy.pad.
 """
@@ -16,7 +17,6 @@ from mjax.numpy.concrete_values import concrete_or_error
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import linspace
 from mjax.numpy.elementwise import round as _round
-from mjax.numpy.indexing import take
 from mjax.numpy.promotion import broadcast_to
 from mjax.numpy.quantiles import median
 from mjax.numpy.shaping import concatenate, flip, squeeze
@@ -129,6 +129,8 @@ def _check_not_empty(array, axis, lo, hi, mode):
 
 
 def _pad_by_index(array, widths, mode):
+    """Edge and wrap padding: the axis's source indices (clipped or modulo n) fall into runs
+    of consecutive indices (a slice) or of one repeated index (an edge, broadcast)."""
     for axis, (lo, hi) in enumerate(widths):
         _check_not_empty(array, axis, lo, hi, mode)
         if lo == hi == 0:
@@ -136,8 +138,33 @@ def _pad_by_index(array, widths, mode):
         n = array.shape[axis]
         i = _onp.arange(-lo, n + hi)
         idx = _onp.clip(i, 0, n - 1) if mode == "edge" else i % n
-        array = take(array, idx.astype(_onp.int32), axis=axis)
+        parts = [_index_run(array, axis, int(idx[a]), b - a, int(idx[b - 1]) == idx[a])
+                 for a, b in _runs(idx)]
+        array = parts[0] if len(parts) == 1 else concatenate(parts, axis=axis)
     return array
+
+
+def _runs(idx):
+    """[(a, b)]: idx[a:b] counts up by one, or (length > 1) repeats one index."""
+    out, a = [], 0
+    while a < len(idx):
+        b = a + 1
+        step = None if b == len(idx) else int(idx[b] - idx[a])
+        if step in (0, 1):
+            while b < len(idx) and idx[b] - idx[b - 1] == step:
+                b += 1
+        out.append((a, b))
+        a = b
+    return out
+
+
+def _index_run(array, axis, start, length, repeated):
+    if not repeated or length == 1:
+        return lax.slice_in_dim(array, start, start + length, axis=axis)
+    edge = lax.slice_in_dim(array, start, start + 1, axis=axis)
+    shape = list(array.shape)
+    shape[axis] = length
+    return broadcast_to(edge, tuple(shape))
 
 
 def _pad_reflect(array, widths, mode, odd):
