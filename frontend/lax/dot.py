@@ -17,6 +17,11 @@ from mjax.lax.unreduced import local_contractions_on, local_dot_general
 DotDimensionNumbers = tuple
 
 
+def _dims(d) -> tuple:
+    """A dimension-number entry as a tuple of ints (JAX takes a bare int for one axis)."""
+    return (int(d),) if isinstance(d, (int, np.integer)) else tuple(int(x) for x in d)
+
+
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
                 *, out_sharding=None):
     """JAX: lax.dot_general. `precision`: a lax.Precision (pair), which XLA's CPU backend
@@ -26,7 +31,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
             out = dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
         return apply_out_sharding(out, out_sharding)
     (lc, rc), (lb, rb) = dimension_numbers
-    dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
+    dn = ((_dims(lc), _dims(rc)), (_dims(lb), _dims(rb)))
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
         preferred_element_type)
     precision = precision_attr(precision)

@@ -195,7 +195,7 @@ def test_scalar_prefetch_bad_index_map_arity():
             in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
             out_specs=pl.BlockSpec((8, 128), lambda i, r: (i, 0))),
         out_shape=mjax.ShapeDtypeStruct((16, 128), np.float32), interpret=True)
-    with pytest.raises(ValueError, match="scalar-prefetch"):
+    with pytest.raises(TypeError, match="scalar-prefetch"):
         call(np.array([0, 1], np.int32), x)
 
 

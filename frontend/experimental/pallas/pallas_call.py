@@ -21,7 +21,7 @@ from mjax import lax
 from mjax.specs import dtypes
 from mjax import numpy as jnp
 from mjax.base import trace_trees, tree_util
-from mjax.config import pallas_tpu_interpret_mode as tpu_interpret_mode
+from mjax.config import config, pallas_tpu_interpret_mode as tpu_interpret_mode
 from mjax.tracing.axis_env import AXIS_ENV
 from mjax.tracing.core import Trace, Tracer, aval_of_value, current_trace, user_location
 from mjax.dialect import Builder, context
@@ -73,6 +73,21 @@ def _flat_specs(specs, n: int, what: str, tree_desc: str) -> list:
         raise ValueError(f"Pytree for `{what}` and {tree_desc} do not match: {len(leaves)} "
                          f"block spec(s) for {n} array(s).")
     return [None if s is no_block_spec else s for s in leaves]
+
+
+def _check_spec_tree(specs, tree, what: str, tree_desc: str) -> None:
+    """JAX's check that the block specs have the structure of what they describe (a
+    ValueError); a None spec standing for a whole array is let through, as mjax's
+    _flat_specs reads it."""
+    if specs is no_block_spec or specs is None or isinstance(specs, BlockSpec):
+        return
+    specs = tuple(specs) if isinstance(specs, list) else specs
+    for is_leaf in (_is_spec_leaf, lambda x: x is None or _is_spec_leaf(x)):
+        if trace_trees.tree_structure(specs, is_leaf=is_leaf) == tree:
+            return
+    got = trace_trees.tree_structure(specs, is_leaf=_is_spec_leaf)
+    raise ValueError(f"Pytree for `{what}` and `{tree_desc}` do not match: `{what}` is "
+                     f"{got} but `{tree_desc}` is {tree}")
 
 
 def _normalize_grid(grid) -> tuple:
@@ -239,7 +254,7 @@ def _trace_index_map(module, fn, grid, aval, what, name, prefetch=(), pre_tree=N
         except TypeError:
             fname = getattr(fn, "__name__", repr(fn))
             extra = (f" and {n_args - n} scalar-prefetch argument(s)" if prefetch else "")
-            raise ValueError(f"Index map function {fname} for {what} cannot take "
+            raise TypeError(f"Index map function {fname} for {what} cannot take "
                              f"{n_args} argument(s): the grid {grid} has {n} "
                              f"dimension(s){extra}.") from None
         except ValueError:   # builtins without a signature: let the call decide
@@ -423,7 +438,9 @@ class _PallasCall:
         if current_trace() is None:
             if self._jitted is None:
                 self._jitted = jit(self._stage)
-            return self._jitted(*args)
+            # (under disable_jit too: the kernel is always staged, as JAX's primitive is)
+            with config.override(jax_disable_jit=False):
+                return self._jitted(*args)
         return self._stage(*args)
 
     def _stage(self, *args):
@@ -481,6 +498,7 @@ class _PallasCall:
             if check_vma and isinstance(o, ShapeDtypeStruct) and o.manual_axis_type is None:
                 raise ValueError(_NO_MANUAL_AXIS_TYPE)
             out_avals.append(ShapedArray(tuple(o.shape), dtypes.canonicalize_dtype(o.dtype)))
+        _check_spec_tree(self.in_specs, in_tree, "in_specs", "inputs")
         in_specs = _flat_specs(self.in_specs, len(leaves), "in_specs", "inputs")
         in_specs = [s if k is None else key_block_spec(s, k)
                     for s, k in zip(in_specs, key_impls)]
@@ -584,7 +602,9 @@ class _PallasCall:
                 shared_aliases=self.shared_aliases,
                 compiler_params=self.compiler_params, **extra)
         outs = [Tracer(outer, r, a) for r, a in zip(results, out_avals)]
-        return tree_util.tree_unflatten(out_tree, outs)
+        out = tree_util.tree_unflatten(out_tree, outs)
+        # (JAX returns a tuple for a list out_shape)
+        return tuple(out) if isinstance(self.out_shape, list) else out
 
     def _trace_kernel(self, module, kname, avals, in_tree, n_in, out_tree, n_out,
                       pre_tree=None, n_pre=0, grid=None, key_impls=(), spaces=()):
@@ -658,6 +678,9 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
         if not isinstance(num_scalar_prefetch, (int, np.integer)) or num_scalar_prefetch < 0:
             raise ValueError(f"num_scalar_prefetch must be a non-negative integer, got "
                              f"{num_scalar_prefetch!r}")
+    if not (in_specs is no_block_spec or in_specs is None
+            or isinstance(in_specs, (tuple, list))):
+        raise ValueError(f"`in_specs` must be a tuple or a list. Found: {in_specs}")
     grid_names = None
     if isinstance(grid, (tuple, list)) and grid and isinstance(grid[0], tuple):
         # (a named grid, as JAX's: ((name, size), ...); lax.axis_index(name) in the

@@ -123,6 +123,9 @@ def _value_aval(ref: Ref, params) -> ShapedArray:
 def _coerce(what: str, value, aval: ShapedArray, fn: str):
     """`value` as an array of `aval`'s shape and dtype: scalars and weakly typed values
     take the ref's dtype, shapes broadcast; other dtype mismatches are errors, as in JAX."""
+    if isinstance(value, (Ref, ReshapedRef)):     # (not read through __jax_array__)
+        raise ValueError(f"Cannot store a Ref into another Ref: `{fn}` was given "
+                         f"{value!r} as its {what}; did you mean to read it ([...])?")
     v_aval = aval_of_value(value)
     if v_aval.dtype != aval.dtype:
         if not v_aval.weak_type:
@@ -152,6 +155,11 @@ def _mask(mask, aval: ShapedArray, fn: str):
         raise ValueError(f"{fn} mask of shape {m.shape} does not broadcast to the indexed "
                          f"shape {aval.shape}") from None
     return jnp.broadcast_to(mask, aval.shape) if m.shape != aval.shape else mask
+
+
+def interpreting() -> bool:
+    """Whether the kernel being traced runs in interpret mode (either interpreter)."""
+    return bool(_kernels.stack) and bool(getattr(_kernels.stack[-1], "interpret", False))
 
 
 def tpu_interpreting() -> bool:

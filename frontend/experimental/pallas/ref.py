@@ -113,6 +113,17 @@ def normalize_index(idx, shape) -> list[tuple]:
     return out
 
 
+def _gathers(idx) -> bool:
+    """Whether an interpret-mode kernel indexes a ref with integer arrays (NumPy's
+    advanced indexing), with ints and plain slices beside them: the whole ref is read
+    and indexed as an array (a gather; a write is a scatter into the whole, written
+    back), as JAX's interpreter discharges it. Elsewhere normalize_index refuses them."""
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    arrays = [i for i in idx if isinstance(i, list) or getattr(i, "shape", ()) != ()]
+    return bool(arrays) and primitives.interpreting() and not any(
+        isinstance(i, Slice) for i in idx)
+
+
 def _is_strided(i) -> bool:
     return (isinstance(i, slice) and i.step not in (None, 1)) or (
         isinstance(i, Slice) and i.stride != 1)
@@ -413,11 +424,17 @@ class Ref:
     def __getitem__(self, idx):
         if _has_stride(idx):
             return strided_get(self, idx)       # (ref[start::step]: a strided load)
+        if _gathers(idx):
+            return primitives.load(self, ...)[idx]
         return primitives.load(self, idx)
 
     def __setitem__(self, idx, value):
         if _has_stride(idx):
             strided_swap(self, idx, value)      # (ref[start::step] = v: a strided store)
+            return
+        if _gathers(idx):
+            whole = primitives.load(self, ...)
+            primitives.swap(self, ..., whole.at[idx].set(value))
             return
         primitives.swap(self, idx, value)     # (JAX: ref[idx] = v is a swap)
 
