@@ -436,7 +436,9 @@ def _masked_load(b, x, values, starts, *, sizes, squeezed):
 def _masked_swap(b, x, values, starts, *, sizes, squeezed):
     val, mask = values
     _check_masked(b, x, starts, sizes, squeezed, mask)
-    return _masked_rmw(b, x, starts, sizes, squeezed, mask, lambda old: val)
+    new_x, (old,) = _masked_rmw(b, x, starts, sizes, squeezed, mask, lambda old: val)
+    # (where the mask is off, JAX's discharge gives back the value stored, not the old)
+    return new_x, [b.select_n(mask, val, old)]
 
 
 def _check_masked(b, x, starts, sizes, squeezed, mask):

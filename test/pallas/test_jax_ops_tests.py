@@ -5,11 +5,8 @@ with `interpret=True` on the CPU in both libraries, and mjax's values must equal
 exactly (bit for bit, NaNs included) and agree with NumPy where the kernel is a NumPy
 function of its inputs (test_numpy).
 
-Not here (see the session report): the Ref strided-indexing cases (test_strided_load,
-the strided test_advanced_indexer cases: another change's), test_broadcasted_load_store
-(array indices on a Ref: mjax raises NotImplementedError), test_masked_swap and
-test_masked_oob_swap_slice (mjax's masked swap returns the old value where the mask is
-off; JAX's returns the stored value there: a discharge-rule fix in passes/rules/state.py).
+Not here: test_advanced_indexer's cases 10-20, array indices mixed with strided slices
+on a kernel's Ref, which mjax refuses with a NotImplementedError naming them.
 The fast tier keeps a sixth of each test's cases (test/conftest.py)."""
 from __future__ import annotations
 
@@ -28,11 +25,10 @@ import jax_ops_cases as C
 import jax_ops_kernels as K
 
 LIBS = {"jax": (jax, jpl, jpltpu), "mjax": (mjax, pl, pltpu)}
-# (indexing_test's strided cases belong to the Ref strided-indexing change; the masked
-# swaps and the broadcast array indices fail: the module docstring)
-_ADVANCED_STRIDED = {1, 2, 3} | set(range(10, 21))
-_LEFT_OUT = {"test_strided_load", "test_broadcasted_load_store", "test_masked_swap",
-             "test_masked_oob_swap_slice"}
+# (indexing_test's array indices mixed with strided slices in a kernel: the module
+# docstring)
+_ADVANCED_STRIDED = set(range(10, 21))
+_LEFT_OUT: set = set()
 
 
 def _ids(cases):
@@ -187,4 +183,4 @@ def test_debug_print(capfd):
 def test_cases_cover_both_files():
     """The ported tests are all listed (a case list that lost a test fails here)."""
     names = {c[0] for c in _OPS} | {c[0] for c in _INDEXING}
-    assert len(names) == 65, sorted(names)
+    assert len(names) == 69, sorted(names)
