@@ -38,6 +38,8 @@ JAX: pallas/hlo_interpreter.py (pallas_call_hlo_interpret).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from contextlib import nullcontext
 from dataclasses import dataclass
 
@@ -140,9 +142,8 @@ class _Call:
         self.refresh: dict = {}       # input k (of the arrays) -> output array or None
         self.mode = p.get("uninitialized_memory") or ""
         self.checks = None            # (out_of_bounds_reads: JAX's block index checks)
-        self.recorder = p.get("grid_point_recorder", -1)
-        if self.recorder is None:
-            self.recorder = -1
+        recorder = p.get("grid_point_recorder")
+        self.recorder = -1 if recorder is None else recorder
         if p.get("dma_bytes") and not p.get("mesh_kernel"):
             self._tpu_interpreter(p)
 
@@ -329,6 +330,25 @@ class _Call:
         return b.eq(b.rem(i, b.constant(np.int32(self.per_core))), zero)
 
 
+class Discharged(NamedTuple):
+    """What a kernel's discharged form depends on: expand_pallas_call's cache key."""
+    callee: str
+    grid: tuple
+    in_bytes: bool        # DMA semaphores count bytes (pltpu.InterpretParams)
+    cores: tuple | None   # the talking cores' mesh (passes/pallas_cores.py), or None
+    checks: tuple | None  # bounds checks (passes/pallas_bounds.py), or None
+    skip: bool            # float ops skipped (passes/pallas_skip_float.py)
+
+
+def discharge_options(p) -> tuple:
+    """(bounds checks, whether float ops are skipped) a pallas_call with params `p` is
+    discharged with: JAX's TPU interpreter (DMAs counted in bytes) checks bounds with its
+    (out_of_bounds_reads, uninitialized_memory)."""
+    checks = ((p.get("out_of_bounds_reads") or "raise", p.get("uninitialized_memory") or "")
+              if p.get("dma_bytes") else None)
+    return checks, bool(p.get("skip_floating_point_ops"))
+
+
 def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict,
                        ex=None) -> None:
     """Replaces the call `op` by its grid loop; `ex` (an Expander over `fns`'s module:
@@ -338,11 +358,8 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict,
     callee, grid = str(p["callee"]), tuple(p["grid"])
     in_bytes = bool(p.get("dma_bytes", False))
     cores = CORES["mesh"](fns, op) if "mesh" in CORES else None
-    # (JAX's TPU interpreter checks bounds: passes/pallas_bounds.py)
-    checks = ((p.get("out_of_bounds_reads") or "raise", p.get("uninitialized_memory") or "")
-              if in_bytes else None)
-    skip = bool(p.get("skip_floating_point_ops"))
-    key = (callee, grid, in_bytes, cores, checks, skip)
+    checks, skip = discharge_options(p)
+    key = Discharged(callee, grid, in_bytes, cores, checks, skip)
     if key not in cache:
         name = fns.fresh_name(f"{callee}_interpret")
         source = skipping_float_ops(fns, callee) if skip else callee
@@ -365,7 +382,7 @@ def expand_pallas_call(fns: FunctionTable, op: ir.Operation, cache: dict,
     operands = list(op.operands)[call.n_dyn:]
     call.bounds = bounds
     arrays = []
-    mode = p.get("uninitialized_memory") or ""
+    mode = call.mode
     for k, x in enumerate(operands):
         x = x if k < call.n_pre else _pad_to_blocks(b, x, call.specs[k - call.n_pre], mode)
         if k >= call.n_pre and call.checks == "uninitialized":
@@ -557,4 +574,4 @@ class JaxprPallasInterpretPass(Pass):
 
 
 __all__ = ["InterpretOnlyError", "JaxprPallasInterpretPass", "PallasCompilerMissing",
-           "expand_pallas_call", "uninitialized"]
+           "Discharged", "discharge_options", "expand_pallas_call", "uninitialized"]

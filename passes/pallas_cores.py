@@ -32,8 +32,8 @@ from mjax.dialect.ops.pallas import SEMAPHORE_SPACES
 from mjax.dialect.types import aval_of
 from mjax.passes.batching import batch_function
 from mjax.passes.ir_util import nested_ops, reachable_functions, set_results, symbol_name
-from mjax.passes.jaxpr_pallas_interpret import CORES
-from mjax.passes.pallas_rounds import discharge_options, use_rounds
+from mjax.passes.jaxpr_pallas_interpret import CORES, discharge_options
+from mjax.passes.pallas_rounds import use_rounds
 from mjax.passes.rules.pallas_remote import (REPORT, current_mesh, dma_counts_in_bytes,
                                              on_mesh)
 

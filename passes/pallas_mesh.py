@@ -38,7 +38,7 @@ from mjax.passes.ir_util import (clone_into, nested_ops, reachable_functions,
 from mjax.dialect.ops.callbacks import CallbackOp
 from mjax.dialect.ops.collectives import AxisIndexOp
 from mjax.dialect.ops.pallas import SEMAPHORE_SPACES
-from mjax.passes.jaxpr_pallas_interpret import AT_EXIT, expand_pallas_call
+from mjax.passes.jaxpr_pallas_interpret import AT_EXIT, Discharged, expand_pallas_call
 from mjax.passes.rules.pallas import MESH_BATCH
 from mjax.passes.pallas_rounds import use_rounds
 from mjax.passes.rules.pallas_remote import (REPORT, core_axis, current_mesh,
@@ -81,9 +81,10 @@ def _batch_on_mesh(batcher, op, vals, dims, b):
     with on_mesh(p["mesh_axes"], p["mesh_shape"]):
         expand_pallas_call(fns, clone, cache, batcher.ex)
         for key, value in list(cache.items()):
-            if key != "index_maps" and key[3] is None:   # (cores: pallas_cores's _run)
-                with dma_counts_in_bytes(key[2]):    # (key[4:]: checks, skip)
-                    use_rounds(fns, key[0], value[0], key[1], *key[4:6])
+            # (a kernel's talking cores go to rounds in pallas_cores's _run)
+            if isinstance(key, Discharged) and key.cores is None:
+                with dma_counts_in_bytes(key.in_bytes):
+                    use_rounds(fns, key.callee, value[0], key.grid, key.checks, key.skip)
     name, out_dims = batch_function(batcher.ex, symbol_name(fn), dims, batcher.axis_size,
                                     batcher.axis_name, False, op)
     return batcher.ex.call(b, name, vals), list(out_dims)

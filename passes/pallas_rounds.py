@@ -433,14 +433,6 @@ def _report_stuck(b, pc, steps: int) -> None:
 _MARK = "pallas_rounds"       # (on a discharged kernel already run in rounds)
 
 
-def discharge_options(p) -> tuple:
-    """(bounds checks, whether float ops are skipped) of a pallas_call with params `p`,
-    as expand_pallas_call discharges its kernel (its cache key's last two entries)."""
-    checks = ((p.get("out_of_bounds_reads") or "raise", p.get("uninitialized_memory") or "")
-              if p.get("dma_bytes") else None)
-    return checks, bool(p.get("skip_floating_point_ops"))
-
-
 def use_rounds(fns: FunctionTable, callee: str, discharged: str, grid, checks=None,
                skip: bool = False) -> None:
     """Where kernel @callee needs rounds, replaces @discharged (its discharge_function
@@ -472,4 +464,4 @@ def use_rounds(fns: FunctionTable, callee: str, discharged: str, grid, checks=No
                 fns.erase(copy)
 
 
-__all__ = ["discharge_options", "plan_of", "rounds_function", "use_rounds"]
+__all__ = ["plan_of", "rounds_function", "use_rounds"]
