@@ -5,7 +5,10 @@ patched into mjax's fast path. Run on a TPU (docs/tpu.md, the eighth session) or
 
     python benchmarks/numpy_arg_put.py [--calls N]
 
-Prints microseconds per call: medians of 5 rounds of N calls each.
+Prints microseconds per call, wall and CPU (process) time: medians of 5 rounds of N
+calls each. Also times, with mjax's compiled program, a bare put + `execute_sharded` from
+Python and jaxlib's C++ jit (`_jax.pjit`, JAX's path: its put is `DevicePutWithDevice`,
+no Python array) once jax is imported (its config registers the states pjit reads).
 """
 import argparse
 import statistics
@@ -18,13 +21,39 @@ import numpy as np
 def per_call(fn, n, rounds=5):
     for _ in range(min(n, 200)):
         fn()
-    times = []
+    walls, cpus = [], []
     for _ in range(rounds):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(n):
-            fn()
-        times.append((time.perf_counter() - start) / n * 1e6)
-    return statistics.median(times)
+            out = fn()
+        getattr(out, "block_until_ready", lambda: None)()
+        walls.append((time.perf_counter() - start) / n * 1e6)
+        cpus.append((time.process_time() - cpu) / n * 1e6)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def cpp_jit_of(entry, backend):
+    """jaxlib's C++ jit (`_jax.pjit`) over mjax's compiled program of `entry`: the cache
+    miss runs the program and hands pjit its fast-path data (JAX's own fields)."""
+    from cpp_pjit_probe import FastpathData
+    from jaxlib import _jax
+    from mjax.jit.api import _FAST_TREES
+    exe = entry.executable
+    sharding = backend.sharding(exe.devices[0])
+
+    def cache_miss(*args):
+        leaves, _ = _FAST_TREES.flatten(args)
+        bufs = [backend.put(np.asarray(v)) if isinstance(v, np.ndarray)
+                else getattr(v, "_buf", v) for v in leaves]
+        out = exe.execute(bufs)[0]
+        data = FastpathData(exe.loaded, _FAST_TREES.flatten(out)[1], [sharding],
+                            [sharding], list(entry.out_avals), [True], [True], [None], [])
+        return out, data, False
+
+    def no_fallback(*args):
+        raise RuntimeError("shard_arg_fallback called")
+    return _jax.pjit("probe", None, cache_miss, [], [], object(), _FAST_TREES,
+                     no_fallback, _jax.PjitFunctionCache(capacity=16))
 
 
 def main():
@@ -67,15 +96,36 @@ def main():
         backend.putter = putter
         fast._PUTTERS.clear()
 
+    run, handlers = f._memo.entry.executable.direct_call()
+    held = dev._buf
+    rows["bare execute_sharded(held buffer)"] = per_call(
+        lambda: run([held]).consume_with_handlers(handlers), n)
+    put0 = HostPutOf(backend, host)
+    rows["bare put + execute_sharded"] = per_call(
+        lambda: run([put0(host)]).consume_with_handlers(handlers), n)
+
     import jax
+    try:
+        cpp = cpp_jit_of(f._memo.entry, backend)
+        cpp(host), cpp(host)
+        rows["jaxlib C++ jit of mjax's program, NumPy array"] = per_call(lambda: cpp(host), n)
+        rows["jaxlib C++ jit of mjax's program, device array"] = per_call(lambda: cpp(held), n)
+    except Exception as e:      # a probe: report and go on
+        print("C++ jit probe failed:", type(e).__name__, e)
     g = jax.jit(lambda x: x * 2.0)
     rows["jax f(NumPy array)"] = per_call(lambda: g(host), n)
     jdev = jax.device_put(host)
     rows["jax f(device array)"] = per_call(lambda: g(jdev), n)
     rows["jax f(256x256 NumPy array)"] = per_call(lambda: g(big), n // 6)
     print("device:", mjax.devices()[0])
-    for name, us in rows.items():
-        print(f"{name:62s} {us:9.2f} us")
+    print(f"{'':62s} {'wall':>9s}    {'CPU':>9s}")
+    for name, (us, cpu) in rows.items():
+        print(f"{name:62s} {us:9.2f} us {cpu:9.2f} us")
+
+
+def HostPutOf(backend, array):
+    """The put mjax's fast path keeps for `array`'s shape and dtype."""
+    return backend.putter(array.shape, array.dtype)
 
 
 if __name__ == "__main__":
