@@ -30,17 +30,25 @@ def _jax_has_a_tpu() -> bool:
     return jax.default_backend() == "tpu"
 
 
-def on_the_host_cpu(fn):
-    """Runs `fn` in a CPU-only child process where jax has a TPU (see the module)."""
+class OracleHung(RuntimeError):
+    """The child did not finish in its time (JAX's interpreter hung there)."""
+
+
+def on_the_host_cpu(fn=None, *, timeout: float = 600):
+    """Runs `fn` in a CPU-only child process where jax has a TPU (see the module); a
+    child still running after `timeout` seconds is killed and OracleHung raised."""
+    if fn is None:
+        return functools.partial(on_the_host_cpu, timeout=timeout)
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if os.environ.get(_IN_CHILD) or not _jax_has_a_tpu():
             return fn(*args, **kwargs)
-        return _in_child(fn, args, kwargs)
+        return _in_child(fn, args, kwargs, timeout)
     return wrapper
 
 
-def _in_child(fn, args, kwargs):
+def _in_child(fn, args, kwargs, timeout):
     path = Path(sys.modules[fn.__module__].__file__).resolve()
     with tempfile.TemporaryDirectory() as tmp:
         call, result = Path(tmp, "call.pkl"), Path(tmp, "result.pkl")
@@ -48,8 +56,12 @@ def _in_child(fn, args, kwargs):
         env = dict(os.environ, JAX_PLATFORMS="cpu", MJAX_PLATFORM="cpu", MJAX_TEST_TPU="0",
                    **{_IN_CHILD: "1"})
         sys.stdout.flush()
-        proc = subprocess.run([sys.executable, __file__, str(call), str(result)], env=env,
-                              stderr=subprocess.PIPE, text=True, timeout=600)
+        try:
+            proc = subprocess.run([sys.executable, __file__, str(call), str(result)],
+                                  env=env, stderr=subprocess.PIPE, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise OracleHung(f"{fn.__name__} ran over {timeout} s in its CPU child") from None
         if not result.exists():
             raise RuntimeError(f"{fn.__name__} died in its CPU child (exit "
                                f"{proc.returncode}):\n{proc.stderr[-4000:]}")

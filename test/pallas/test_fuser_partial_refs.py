@@ -6,11 +6,15 @@ partial write), so pull_block_spec blocks partial reads as JAX's rules do and re
 partial write (no dynamic_update_slice rule, JAX's NotImplementedError); `fuse` hands an
 output fusion writing part of a Ref to a fusible, and JAX's fusible matmul runs with
 input fusions reading part of a Ref."""
+import os
+
 import numpy as np
 import pytest
 
 import jax  # noqa: F401  (the oracle; fuser_programs imports it per case)
 from fuser_programs import fusible_matmul, namespace, ref_writer
+
+ON_TPU = os.environ.get("MJAX_TEST_TPU", "") not in ("", "0")
 
 B = np.arange(16 * 256, dtype=np.float32).reshape(16, 256)
 V = B[::-1] * 0.5 + 1
@@ -303,7 +307,9 @@ def test_partial_read_through_calls_and_a_key_matches_jax():
         np.testing.assert_array_equal(g, w)
     x = ((B - 2000) / 100)[8:16]
     expected = np.maximum(x, 0) + np.tanh(x) * 2 + got[2]
-    np.testing.assert_allclose(got[0], expected, rtol=1e-6, atol=1e-6)
+    # The TPU's tanh is JAX's there (equal above) but not NumPy's: ~3e-5 apart.
+    tol = 2e-4 if ON_TPU else 1e-6
+    np.testing.assert_allclose(got[0], expected, rtol=tol, atol=tol)
     # (the kernel's block draws its own uniforms, the block's indices folded into the
     # key: in [0, 1) over the rest)
     u = got[1] - (expected - got[2])[:, 128:]

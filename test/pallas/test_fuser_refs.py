@@ -4,11 +4,15 @@ output's block indices (an integer-indexed read, ref[3], at its index; JAX's
 fuser_block_spec_test get/swap cases). Slicing reads and partial swaps are a
 NotImplementedError in both; a write whose old value is unused has no block (an
 AttributeError in both; mjax's is also a NotImplementedError)."""
+import os
+
 import numpy as np
 import pytest
 
 import jax  # noqa: F401  (the oracle; fuser_programs imports it per case)
 from fuser_programs import namespace
+
+ON_TPU = os.environ.get("MJAX_TEST_TPU", "") not in ("", "0")
 
 X = np.arange(64 * 256, dtype=np.float32).reshape(64, 256)
 Y = np.random.RandomState(0).randn(64, 256).astype(np.float32)
@@ -66,7 +70,8 @@ def test_ref_blocks_match_jax(name):
         else:      # (the old block, then the block written)
             np.testing.assert_allclose(g, _blk(X, p) + 1)
             _blk(new, p)[...] = np.tanh(_blk(Y, p))
-    np.testing.assert_allclose(got[3], new, rtol=1e-6)
+    # The TPU's tanh is JAX's there (equal above) but not NumPy's: ~8e-5 apart.
+    np.testing.assert_allclose(got[3], new, rtol=2e-4 if ON_TPU else 1e-6)
 
 
 @pytest.mark.parametrize("lib", ["jax", "mjax"])

@@ -35,13 +35,14 @@ from mjax.experimental.pallas.lockstep import PallasDeadlockError  # noqa: E402
 
 import jax_interpret_kernels as K  # noqa: E402
 import test_remote_dma_interpret as R  # noqa: E402  (its kernels, not copied)
-from cpu_oracle import on_the_host_cpu  # noqa: E402
+from cpu_oracle import OracleHung, on_the_host_cpu  # noqa: E402
 from test_mosaic_differential import assert_same_mosaic, tpu_mosaic  # noqa: E402
 from test_multicore_mosaic import interpreting_as_v5p  # noqa: E402
 
 LIBS = {"jax": (jax, jpl, jpltpu), "mjax": (mjax, pl, pltpu)}
 # (the full tier, MJAX_TEST_TIER=full, also runs JAX's large sizes)
 FULL = os.environ.get("MJAX_TEST_TIER") == "full"
+ON_TPU = os.environ.get("MJAX_TEST_TPU", "") not in ("", "0")
 SLOW = pytest.mark.skipif(not FULL, reason="full tier (MJAX_TEST_TIER=full): a large "
                                             "kernel")
 
@@ -435,7 +436,7 @@ def _core_map_per_device(num_cores):
     return lambda J, P, T: K.core_map(J, P, T, num_cores, False, device_axis="x")[0]
 
 
-@on_the_host_cpu
+@on_the_host_cpu(timeout=90)
 def _jax_sharded_core_map(num_cores, x, n):
     return _sharded("jax", _core_map_per_device(num_cores), x, n, ("x", None))
 
@@ -447,13 +448,20 @@ def test_shard_map_of_core_map(num_cores):
     n = 8
     x = np.arange(n * 16 * 128, dtype=np.int32).reshape(-1, 128)
     got = _sharded("mjax", _core_map_per_device(num_cores), x, n, ("x", None))
-    want = _jax_sharded_core_map(num_cores, x, n)
     expected = (x.reshape(n, num_cores, -1, 128) + 1
                 + np.arange(n, dtype=np.int32)[:, None, None, None] * num_cores
                 + np.arange(num_cores, dtype=np.int32)[None, :, None, None]
                 ).reshape(x.shape)
-    np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(got, expected)
+    try:
+        want = _jax_sharded_core_map(num_cores, x, n)
+    except OracleHung:
+        # On the TPU host (13 cores) JAX's interpreter hangs in its CPU-only child for 4
+        # cores on each of 8 devices (the thirteenth session; 5 s on the CPU machine):
+        # there the closed form above is the only oracle.
+        assert ON_TPU
+        return
+    np.testing.assert_array_equal(got, want)
 
 
 def _exception_kernel(n):
