@@ -35,13 +35,15 @@ static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_overriding, *s_stack,
  * ndarray type; jit_fast._HOST_AVALS ((shape, dtype, x64) -> aval) and _PUTTERS
  * ((backend, shape, dtype) -> put), the dicts host_key and host_buf fill; HostPut
  * (runtime/backend.py) and the offsets of its slots `call`, `args`; CacheEntry.executable's
- * offset. */
+ * offset; the dtypes whose arrays never go to an entry's `host_run` (runtime/host_call.py's
+ * X64_DTYPES). */
 static PyTypeObject *ndarray_type = NULL, *hostput_type = NULL;
-static PyObject *host_avals = NULL, *host_putters = NULL;
+static PyObject *host_avals = NULL, *host_putters = NULL, *x64_dtypes = NULL;
 static Py_ssize_t off_hp_call = -1, off_hp_args = -1, off_executable = -1;
 /* Set by set_entry(): jit_entry.CacheEntry and the offsets of the named fields (slots) the
  * fast path reads: `fast` (True: it may run the entry), `run`, `handlers`, `out_avals`,
- * `out_canonical` (None: one bare array), `out_tuple`, `const_bufs`, `commit`. */
+ * `out_canonical` (None: one bare array), `out_tuple`, `const_bufs`, `commit`, `host_run`
+ * (None, or the program called with NumPy arrays among its buffers: runtime/host_call.py). */
 static PyTypeObject *entry_type = NULL;
 /* Set by set_memos(): jit_entry.CallMemo and KeyedMemo, and their fields' offsets. */
 static PyTypeObject *memo_type = NULL, *kmemo_type = NULL;
@@ -50,7 +52,7 @@ static Py_ssize_t off_k[8];   /* KeyedMemo: epoch, nargs, names, static, static_
                                * dynamic, avals, entry */
 static Py_ssize_t off_fast = -1, off_run = -1, off_handlers = -1, off_out_avals = -1,
                   off_out_canonical = -1, off_out_tuple = -1, off_consts = -1,
-                  off_commit = -1;
+                  off_commit = -1, off_host_run = -1;
 
 static PyObject *setup(PyObject *mod, PyObject *args) {
     PyObject *atype, *cfg, *ts, *vtype = NULL;
@@ -77,9 +79,9 @@ static PyObject *set_host(PyObject *mod, PyObject *args) {
 }
 
 static PyObject *set_numpy(PyObject *mod, PyObject *args) {
-    PyObject *nd, *avals = NULL, *puts = NULL, *hp = NULL;
-    if (!PyArg_ParseTuple(args, "O|O!O!O!", &nd, &PyDict_Type, &avals, &PyDict_Type, &puts,
-                          &PyType_Type, &hp))
+    PyObject *nd, *avals = NULL, *puts = NULL, *hp = NULL, *x64 = NULL;
+    if (!PyArg_ParseTuple(args, "O|O!O!O!O!", &nd, &PyDict_Type, &avals, &PyDict_Type, &puts,
+                          &PyType_Type, &hp, &PyFrozenSet_Type, &x64))
         return NULL;
     if (nd == Py_None) {    /* (off: host_key and host_buf take every host leaf) */
         Py_CLEAR(ndarray_type);
@@ -103,18 +105,21 @@ static PyObject *set_numpy(PyObject *mod, PyObject *args) {
     Py_INCREF(hp); Py_XSETREF(hostput_type, (PyTypeObject *)hp);
     Py_INCREF(avals); Py_XSETREF(host_avals, avals);
     Py_INCREF(puts); Py_XSETREF(host_putters, puts);
+    Py_XINCREF(x64); Py_XSETREF(x64_dtypes, x64);
     Py_INCREF(nd); Py_XSETREF(ndarray_type, (PyTypeObject *)nd);
     Py_RETURN_NONE;
 }
 
 static PyObject *set_entry(PyObject *mod, PyObject *args) {
-    static const char *const names[8] = {"fast", "run", "handlers", "out_avals",
-                                         "out_canonical", "out_tuple", "const_bufs", "commit"};
-    Py_ssize_t o[8];
-    if (entry_setup(args, &entry_type, names, o, 8, "_fastpath") < 0)
+    static const char *const names[9] = {"fast", "run", "handlers", "out_avals",
+                                         "out_canonical", "out_tuple", "const_bufs", "commit",
+                                         "host_run"};
+    Py_ssize_t o[9];
+    if (entry_setup(args, &entry_type, names, o, 9, "_fastpath") < 0)
         return NULL;
     off_fast = o[0]; off_run = o[1]; off_handlers = o[2]; off_out_avals = o[3];
     off_out_canonical = o[4]; off_out_tuple = o[5]; off_consts = o[6]; off_commit = o[7];
+    off_host_run = o[8];
     Py_RETURN_NONE;
 }
 
@@ -232,6 +237,24 @@ static PyObject *host_leaf_key(PyObject *x) {
             return k;
     }
     return PyObject_CallOneArg(host_key_fn, x);
+}
+
+/* 1: `x` is an exact ndarray of `aval`'s dtype object (no conversion) that `host_run` may
+ * put itself (not of x64_dtypes); 0: not. */
+static int raw_ndarray(PyObject *x, PyObject *aval) {
+    if (x64_dtypes == NULL || ndarray_type == NULL || Py_TYPE(x) != ndarray_type ||
+            aval_type == NULL || Py_TYPE(aval) != aval_type)
+        return 0;
+    PyObject *dtype = SLOT(aval, off_dtype), *xd = PyObject_GetAttr(x, s_dtype);
+    Py_XDECREF(xd);     /* (compared by identity: held by x) */
+    if (xd == NULL || dtype == NULL || xd != dtype) {
+        PyErr_Clear();
+        return 0;
+    }
+    int in = PySet_Contains(x64_dtypes, dtype);
+    if (in < 0)
+        PyErr_Clear();
+    return in == 0;
 }
 
 /* The device buffer of an exact ndarray leaf `x` of `aval` for `entry` as jit_fast.host_buf
@@ -451,7 +474,8 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
     PyObject *memo = NULL, *tmp = NULL, *flat = NULL, *leaves_list = NULL, *bufs = NULL,
              *results = NULL, *outs = NULL, *ret = NULL, *argt = NULL, *kwargs = NULL,
              *avals = NULL, *entry = NULL, *run = NULL, *handlers = NULL, *out_avals = NULL,
-             *commits = NULL, *out_tree = NULL, *consts = NULL;
+             *commits = NULL, *out_tree = NULL, *consts = NULL, *host_run = NULL;
+    int raw = 0;   /* some NumPy array is left for host_run to put */
     Py_ssize_t nk = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
     memo = PyObject_GenericGetAttr(jitted, s_memo);
     if (memo == NULL || Py_TYPE(memo) != memo_type || SLOT(memo, off_m_epoch) == NULL ||
@@ -517,6 +541,10 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
     out_tree = SLOT(entry, off_out_canonical);
     commits = SLOT(entry, off_commit);
     consts = SLOT(entry, off_consts);
+    host_run = SLOT(entry, off_host_run);
+    if (host_run == Py_None)
+        host_run = NULL;
+    Py_XINCREF(host_run);
     PyObject *out_tuple = SLOT(entry, off_out_tuple);
     if (run == NULL || run == Py_None || handlers == NULL || out_tree == NULL ||
             out_tuple == NULL || consts == NULL || out_avals == NULL ||
@@ -559,6 +587,10 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
             if (b == NULL)
                 goto miss;
             Py_INCREF(b);
+        } else if (host_run != NULL && raw_ndarray(leaves[i], PyTuple_GET_ITEM(avals, i))) {
+            b = leaves[i];      /* (host_run puts it: runtime/host_call.py) */
+            Py_INCREF(b);
+            raw = 1;
         } else {   /* (put on the device: a transfer guard's refusal takes the Python path) */
             b = numpy_buf(entry, leaves[i], PyTuple_GET_ITEM(avals, i));
             if (b == NULL && !PyErr_Occurred())
@@ -574,8 +606,18 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
         Py_INCREF(b);
         PyList_SET_ITEM(bufs, n + i, b);
     }
-    results = PyObject_CallOneArg(run, bufs);
-    if (results == NULL) {
+    if (raw) {
+        PyObject *t = PyObject_Vectorcall(host_run, &PyList_GET_ITEM(bufs, 0), n + nc, NULL);
+        outs = t == NULL ? NULL : PySequence_List(t);
+        Py_XDECREF(t);
+    } else {
+        results = PyObject_CallOneArg(run, bufs);
+        if (results != NULL)
+            outs = PyObject_CallMethodOneArg(results, s_consume, handlers);
+        else
+            outs = NULL;
+    }
+    if (outs == NULL && (raw || results == NULL)) {
         /* The Python side explains the error (or runs the call elsewhere). */
         PyErr_Clear();
         Py_CLEAR(argt);
@@ -585,7 +627,6 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
         ret = PyObject_CallFunctionObjArgs(self->on_error, jitted, argt, kwargs, lv, NULL);
         goto done;
     }
-    outs = PyObject_CallMethodOneArg(results, s_consume, handlers);
     if (outs == NULL || !PyList_CheckExact(outs))
         goto fail;
     Py_ssize_t no = PyList_GET_SIZE(outs);
@@ -633,7 +674,7 @@ fail:
 done:
     Py_XDECREF(memo); Py_XDECREF(tmp); Py_XDECREF(flat); Py_XDECREF(leaves_list);
     Py_XDECREF(run); Py_XDECREF(handlers); Py_XDECREF(out_avals); Py_XDECREF(out_tree);
-    Py_XDECREF(commits); Py_XDECREF(consts); Py_XDECREF(bufs); Py_XDECREF(results); Py_XDECREF(outs);
+    Py_XDECREF(commits); Py_XDECREF(consts); Py_XDECREF(host_run); Py_XDECREF(bufs); Py_XDECREF(results); Py_XDECREF(outs);
     Py_XDECREF(argt); Py_XDECREF(kwargs); Py_XDECREF(avals); Py_XDECREF(entry);
     return ret;
 }

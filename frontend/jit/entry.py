@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 
 from mjax.arrays.placement import on_device
+from mjax.runtime.host_call import host_call
 
 
 class CallMemo:
@@ -51,13 +52,14 @@ class KeyedMemo:
 class CacheEntry:
     __slots__ = ("executable", "out_tree", "out_avals", "const_bufs", "has_float0",
                  "out_shardings", "constraint_mesh", "constraint_site", "out_canonical",
-                 "run", "handlers", "out_tuple", "refs", "fast", "commit", "donates")
+                 "run", "handlers", "out_tuple", "refs", "fast", "commit", "donates",
+                 "host_run")
 
     def __init__(self):
         # Set up front: reading an unset slot raises AttributeError inside getattr,
         # which cost a few microseconds on every cached call.
         self.constraint_mesh = self.constraint_site = None
-        self.out_shardings = self.run = self.handlers = None
+        self.out_shardings = self.run = self.handlers = self.host_run = None
         # (True: the fast paths may run this entry: enable_fast_call; None: not)
         self.fast = None
         # (a fast path copy's: per result, the sharding it is committed to, or None)
@@ -79,6 +81,9 @@ class CacheEntry:
                 else None
         if direct is None or self.has_float0 or self.refs:
             return
+        if self.host_run is None and not self.donates:
+            # (calls with NumPy arguments: runtime/host_call.py; copies share it)
+            self.host_run = host_call(self.executable)
         self.run, self.handlers = direct
         tree = self.out_canonical
         # (a tuple root whose every child is a leaf: one node more than leaves)

@@ -22,6 +22,7 @@ from mjax.tracing.core import aval_of_value
 from mjax.dialect.types import ShapedArray
 from mjax.runtime import c_fast_path, get_backend
 from mjax.runtime.backend import HostPut
+from mjax.runtime.host_call import X64_DTYPES
 from mjax.runtime.xla import LAYOUTS_IN_USE
 from mjax.jit.entry import CacheEntry, CallMemo, KeyedMemo, committed_entry, spmd_entry
 from mjax.specs.sharding_impls import NamedSharding, SingleDeviceSharding
@@ -251,8 +252,9 @@ if C_FASTPATH is not None and hasattr(C_FASTPATH, "set_host"):
     C_FASTPATH.set_host(host_key, host_buf, LAYOUTS_IN_USE, override_epoch)
 if C_FASTPATH is not None and hasattr(C_FASTPATH, "set_numpy"):
     # (an exact ndarray leaf: its aval from _HOST_AVALS, its put from _PUTTERS, read in C
-    # where host_key and host_buf would find them there with nothing to convert)
-    C_FASTPATH.set_numpy(np.ndarray, _HOST_AVALS, _PUTTERS, HostPut)
+    # where host_key and host_buf would find them there with nothing to convert; or put
+    # by the entry's host_run, runtime/host_call.py, where its dtype is not 64-bit)
+    C_FASTPATH.set_numpy(np.ndarray, _HOST_AVALS, _PUTTERS, HostPut, X64_DTYPES)
 
 __all__ = ["C_FASTPATH", "CallMemo", "FAST_TREES", "HOST_LEAVES", "KEYED", "NOT_FAST", "OTHER_TREE",
            "fast_entry", "fast_keys", "host_buf", "host_bufs", "host_key", "install",
