@@ -48,7 +48,7 @@ def on_the_host_cpu(fn=None, *, timeout: float = 600):
     return wrapper
 
 
-def _in_child(fn, args, kwargs, timeout):
+def _in_child(fn, args, kwargs, timeout=600):
     path = Path(sys.modules[fn.__module__].__file__).resolve()
     with tempfile.TemporaryDirectory() as tmp:
         call, result = Path(tmp, "call.pkl"), Path(tmp, "result.pkl")

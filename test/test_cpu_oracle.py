@@ -2,11 +2,12 @@
 comes back, the child's prints reach this process's stdout, its exceptions are raised
 here, and its jax sees only the CPU."""
 import os
+import time
 
 import numpy as np
 import pytest
 
-from cpu_oracle import _in_child, on_the_host_cpu
+from cpu_oracle import OracleHung, _in_child, on_the_host_cpu
 
 
 @on_the_host_cpu
@@ -28,6 +29,11 @@ class _Unpicklable:
 @on_the_host_cpu
 def _refuse_with_an_unpicklable_argument():
     raise NotImplementedError({"core": _Unpicklable()})
+
+
+@on_the_host_cpu(timeout=2)
+def _hang():
+    time.sleep(60)
 
 
 def test_value_prints_and_platform_come_back(capfd):
@@ -52,3 +58,10 @@ def test_exceptions_whose_arguments_do_not_pickle_keep_their_class():
 def test_off_the_chip_it_calls_the_function_here():
     got, _ = _scaled(np.ones(2), by=2.0)
     np.testing.assert_array_equal(got, [2.0, 2.0])
+
+
+def test_a_child_over_its_time_is_killed_and_oracle_hung_raised():
+    start = time.monotonic()
+    with pytest.raises(OracleHung, match="_hang ran over 2 s"):
+        _in_child(_hang, (), {}, timeout=2)
+    assert time.monotonic() - start < 30
