@@ -133,6 +133,28 @@ def check_access(b, x, starts, sizes, kind: int) -> None:
     raise_if(b, outside(b, starts, sizes, shape), kind, starts, sizes, shape)
 
 
+def check_masked_swap(b, x, starts, sizes, squeezed, mask) -> None:
+    """JAX's TPU interpreter's check of a masked swap: an element the mask selects
+    outside the buffer raises."""
+    if mode() is None:
+        return
+    shape = aval_of(x.type).shape
+    if outside(b, starts, sizes, shape) is None:
+        return
+    kept = [d for d in range(len(sizes)) if d not in squeezed]
+    window = tuple(sizes[d] for d in kept)
+    bad = None
+    for pos, d in enumerate(kept):
+        at = b.add(b.iota(dtype=np.dtype(np.int32), shape=window, dimension=pos),
+                   b.broadcast_in_dim(as_i32(b, starts[d]), shape=window,
+                                      broadcast_dimensions=()))
+        out = b.ge(at, b.constant(np.int32(shape[d]), shape=window))
+        bad = out if bad is None else b.emit("or", bad, out)[0]
+    bad = b.emit("and", bad, mask)[0]
+    any_bad = b.reduce_or(bad, axes=tuple(range(len(window))))
+    raise_if(b, any_bad, MASKED_SWAP, starts, sizes, shape)
+
+
 def uninitialized_reads() -> str | None:
     """The uninitialized_memory fill when out-of-bounds reads give it, else None."""
     m = mode()

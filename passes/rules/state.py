@@ -435,32 +435,10 @@ def _masked_load(b, x, values, starts, *, sizes, squeezed):
 @discharge_rule(S.MaskedSwapOp)
 def _masked_swap(b, x, values, starts, *, sizes, squeezed):
     val, mask = values
-    _check_masked(b, x, starts, sizes, squeezed, mask)
+    BOUNDS.check_masked_swap(b, x, starts, sizes, squeezed, mask)
     new_x, (old,) = _masked_rmw(b, x, starts, sizes, squeezed, mask, lambda old: val)
     # (where the mask is off, JAX's discharge gives back the value stored, not the old)
     return new_x, [b.select_n(mask, val, old)]
-
-
-def _check_masked(b, x, starts, sizes, squeezed, mask):
-    """JAX's TPU interpreter's check of a masked swap: an element the mask selects
-    outside the buffer raises."""
-    if BOUNDS.mode() is None:
-        return
-    shape = aval_of(x.type).shape
-    if BOUNDS.outside(b, starts, sizes, shape) is None:
-        return
-    kept = [d for d in range(len(sizes)) if d not in squeezed]
-    window = tuple(sizes[d] for d in kept)
-    bad = None
-    for pos, d in enumerate(kept):
-        at = b.add(b.iota(dtype=np.dtype(np.int32), shape=window, dimension=pos),
-                   b.broadcast_in_dim(BOUNDS.as_i32(b, starts[d]), shape=window,
-                                      broadcast_dimensions=()))
-        out = b.ge(at, b.constant(np.int32(shape[d]), shape=window))
-        bad = out if bad is None else b.emit("or", bad, out)[0]
-    bad = b.emit("and", bad, mask)[0]
-    any_bad = b.reduce_or(bad, axes=tuple(range(len(window))))
-    BOUNDS.raise_if(b, any_bad, BOUNDS.MASKED_SWAP, starts, sizes, shape)
 
 
 _COMBINE = {"add": "add", "max": "max", "min": "min", "and": "and", "or": "or",
