@@ -20,6 +20,7 @@ from mjax.jit import fast as jit_fast
 from mjax.arrays.array import Array
 from mjax.jit.jitted import Jitted
 from mjax.runtime.backend import HostPut
+from mjax.runtime.host_call import X64_DTYPES
 
 Pair = collections.namedtuple("Pair", "a b")
 C_ON = jit_fast.C_FASTPATH is not None
@@ -230,7 +231,7 @@ def _numpy_leaves_in_c(on):
     about every one (off: as before set_numpy existed)."""
     if on:
         jit_fast.C_FASTPATH.set_numpy(np.ndarray, jit_fast._HOST_AVALS, jit_fast._PUTTERS,
-                                      HostPut)
+                                      HostPut, X64_DTYPES)
     else:
         jit_fast.C_FASTPATH.set_numpy(None)
 
@@ -348,10 +349,11 @@ def test_donating_program_gets_a_fresh_buffer_per_call():
 
 def test_c_path_calls_the_put_kept_for_the_backend_shape_and_dtype():
     """The C path calls what _PUTTERS keeps (a HostPut's batched_device_put itself, any
-    other callable as it is), and asks host_buf where nothing is kept yet."""
+    other callable as it is), and asks host_buf where nothing is kept yet. (A program
+    that donates: others get their NumPy arrays put by jaxlib's C++ jit, host_run.)"""
     if not C_ON or ON_IREE:
         pytest.skip("no C module" if not C_ON else "IREE: jit calls take the general path")
-    f = mjax.jit(lambda x: x - 1)
+    f = mjax.jit(lambda x: x - 1, donate_argnums=0)
     h = np.arange(3, dtype=np.float32)
     f(h), f(h)
     keys = [k for k in jit_fast._PUTTERS if k[1:] == ((3,), np.dtype(np.float32))]
