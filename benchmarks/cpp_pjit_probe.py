@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 import timeit
-from typing import Any, NamedTuple
 
 from jaxlib import _jax
 from jaxlib._jax import config as config_ext
@@ -24,19 +23,7 @@ import mjax
 import mjax.numpy as jnp
 from mjax.jit.api import _FAST_TREES
 from mjax.runtime import get_backend
-
-
-class FastpathData(NamedTuple):
-    """The fields jaxlib's pjit reads from a cache miss's second result."""
-    xla_executable: Any
-    out_pytree_def: Any
-    in_shardings: Any
-    out_shardings: Any
-    out_avals: Any
-    out_committed: Any
-    kept_var_bitvec: Any
-    in_device_local_layouts: Any
-    const_args: Any
+from mjax.runtime.host_call import FastpathData
 
 
 def per_call_us(fn, n=20000) -> float:

@@ -1,14 +1,14 @@
 """Where a NumPy argument's cost goes: a jitted call of a NumPy array, of a device array
 and of a 256x256 NumPy array, in mjax and JAX (one process, jax imported after mjax's
 rows), and jaxlib's `batched_device_put` alone with each host-buffer semantics, also
-patched into mjax's fast path. Run on a TPU (docs/tpu.md, the eighth session) or a CPU:
+patched into mjax's fast path (its C++ jit put, host_run, set aside for those rows). Run on a TPU (docs/tpu.md, the eighth session) or a CPU:
 
     python benchmarks/numpy_arg_put.py [--calls N]
 
 Prints microseconds per call, wall and CPU (process) time: medians of 5 rounds of N
 calls each. Also times, with mjax's compiled program, a bare put + `execute_sharded` from
-Python and jaxlib's C++ jit (`_jax.pjit`, JAX's path: its put is `DevicePutWithDevice`,
-no Python array) once jax is imported (its config registers the states pjit reads).
+Python and jaxlib's C++ jit alone (`_jax.pjit` over the program, runtime/host_call.py: what
+mjax's fast path calls with NumPy arguments; its put is JAX's, `DevicePutWithDevice`).
 """
 import argparse
 import statistics
@@ -30,30 +30,6 @@ def per_call(fn, n, rounds=5):
         walls.append((time.perf_counter() - start) / n * 1e6)
         cpus.append((time.process_time() - cpu) / n * 1e6)
     return statistics.median(walls), statistics.median(cpus)
-
-
-def cpp_jit_of(entry, backend):
-    """jaxlib's C++ jit (`_jax.pjit`) over mjax's compiled program of `entry`: the cache
-    miss runs the program and hands pjit its fast-path data (JAX's own fields)."""
-    from cpp_pjit_probe import FastpathData
-    from jaxlib import _jax
-    from mjax.jit.api import _FAST_TREES
-    exe = entry.executable
-    sharding = backend.sharding(exe.devices[0])
-
-    def cache_miss(*args):
-        leaves, _ = _FAST_TREES.flatten(args)
-        bufs = [backend.put(np.asarray(v)) if isinstance(v, np.ndarray)
-                else getattr(v, "_buf", v) for v in leaves]
-        out = exe.execute(bufs)[0]
-        data = FastpathData(exe.loaded, _FAST_TREES.flatten(out)[1], [sharding],
-                            [sharding], list(entry.out_avals), [True], [True], [None], [])
-        return out, data, False
-
-    def no_fallback(*args):
-        raise RuntimeError("shard_arg_fallback called")
-    return _jax.pjit("probe", None, cache_miss, [], [], object(), _FAST_TREES,
-                     no_fallback, _jax.PjitFunctionCache(capacity=16))
 
 
 def main():
@@ -81,6 +57,8 @@ def main():
     aval = rx._Aval((4,), np.dtype(np.float32))
     sharding = _jax.GSPMDSharding(xc.DeviceList((device,)), rx._REPLICATED)
     putter = backend.putter
+    entry = f._memo.entry
+    host_run, entry.host_run = entry.host_run, None   # (the fast path's own put, as before)
     for name in ("ZERO_COPY", "IMMUTABLE_ONLY_DURING_CALL",
                  "IMMUTABLE_UNTIL_TRANSFER_COMPLETES"):
         sem = getattr(_jax.HostBufferSemantics, name)
@@ -95,6 +73,7 @@ def main():
         rows[f"mjax f(NumPy array), puts {name}"] = per_call(lambda: f(host), n)
         backend.putter = putter
         fast._PUTTERS.clear()
+    entry.host_run = host_run
 
     run, handlers = f._memo.entry.executable.direct_call()
     held = dev._buf
@@ -105,8 +84,9 @@ def main():
         lambda: run([put0(host)]).consume_with_handlers(handlers), n)
 
     import jax
+    from mjax.runtime.host_call import host_call
     try:
-        cpp = cpp_jit_of(f._memo.entry, backend)
+        cpp = host_call(f._memo.entry.executable)     # (what f's fast path calls)
         cpp(host), cpp(host)
         rows["jaxlib C++ jit of mjax's program, NumPy array"] = per_call(lambda: cpp(host), n)
         rows["jaxlib C++ jit of mjax's program, device array"] = per_call(lambda: cpp(held), n)

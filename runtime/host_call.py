@@ -35,7 +35,7 @@ _STATES: list = []
 _LOCK = threading.Lock()
 
 
-class _FastpathData(NamedTuple):
+class FastpathData(NamedTuple):
     """The fields the C++ jit reads from a cache miss's second result."""
     xla_executable: Any
     out_pytree_def: Any
@@ -87,7 +87,7 @@ def _wrap(executable, run, handlers):
         bufs = [backend.put(a) if type(a) is np.ndarray else a for a in args]
         outs = tuple(run(bufs).consume_with_handlers(handlers))
         n = len(args)
-        data = _FastpathData(executable.loaded, _TREES.flatten(outs)[1], [sharding] * n,
+        data = FastpathData(executable.loaded, _TREES.flatten(outs)[1], [sharding] * n,
                              [o._sharding for o in outs], [o.aval for o in outs],
                              [o._committed for o in outs], [True] * n, [None] * n, [])
         return outs, data, False
@@ -103,4 +103,4 @@ def _wrap(executable, run, handlers):
                      _jax.PjitFunctionCache(capacity=8))
 
 
-__all__ = ["X64_DTYPES", "host_call"]
+__all__ = ["FastpathData", "X64_DTYPES", "host_call"]
