@@ -12,9 +12,9 @@ as they are, and wraps the jaxlib arrays it gives back in `mjax.Array`s as usual
 The C++ jit reads three process-wide states (disable_jit, x64, a post-call hook), which
 JAX's config registers when jax is imported. Where jax is not imported, mjax registers
 its own (jax, imported later, replaces them with its own). Neither state changes what
-runs here: under JAX's disable_jit the wrapper calls the program through `_miss`, and the
-fast path never hands it a 64-bit NumPy array (`X64_DTYPES`), the only kind of argument
-the x64 state changes (a put squashes it to 32 bits where x64 is off).
+runs here: under JAX's disable_jit the C++ jit runs the program from Python (`call`),
+and the fast path never hands it a 64-bit NumPy array (`X64_DTYPES`), the only kind of
+argument the x64 state changes (a put squashes it to 32 bits where x64 is off).
 """
 from __future__ import annotations
 
@@ -88,8 +88,8 @@ def _wrap(executable, run, handlers):
         outs = tuple(run(bufs).consume_with_handlers(handlers))
         n = len(args)
         data = FastpathData(executable.loaded, _TREES.flatten(outs)[1], [sharding] * n,
-                             [o._sharding for o in outs], [o.aval for o in outs],
-                             [o._committed for o in outs], [True] * n, [None] * n, [])
+                            [o._sharding for o in outs], [o.aval for o in outs],
+                            [o._committed for o in outs], [True] * n, [None] * n, [])
         return outs, data, False
 
     def call(*args):      # (what the C++ jit calls under JAX's disable_jit)
