@@ -78,13 +78,13 @@ def host_call(executable):
 
 def _wrap(executable, run, handlers):
     _ensure_jit_states()
-    backend = executable.backend
-    sharding = backend.sharding(executable.devices[0])
+    backend, device = executable.backend, executable.devices[0]
+    sharding = backend.sharding(device)
 
     def miss(*args):
-        """Runs the program (NumPy arrays put from Python) and gives the C++ jit what it
-        keeps to run the next calls like this one itself."""
-        bufs = [backend.put(a) if type(a) is np.ndarray else a for a in args]
+        """Runs the program (NumPy arrays put from Python, on its device) and gives the
+        C++ jit what it keeps to run the next calls like this one itself."""
+        bufs = [backend.put(a, device) if type(a) is np.ndarray else a for a in args]
         outs = tuple(run(bufs).consume_with_handlers(handlers))
         n = len(args)
         data = FastpathData(executable.loaded, _TREES.flatten(outs)[1], [sharding] * n,

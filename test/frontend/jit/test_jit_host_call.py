@@ -68,6 +68,25 @@ def test_non_contiguous_and_fresh_arrays():
                                   np.arange(4, dtype=np.float32)[:, None] * np.ones(3))
 
 
+def test_programs_on_another_device_put_there(capfd):
+    """A program placed by a committed argument on a device other than the first puts
+    its NumPy arguments on that device (the C++ jit's first run too)."""
+    if len(mjax.devices()) < 3:
+        pytest.skip("needs 3 devices (the suite's CPU devices; one on the TPU machine)")
+    f = mjax.jit(lambda a, b: a * b + 1)
+    a = mjax.device_put(jnp.arange(4, dtype=jnp.float32), mjax.devices()[2])
+    h = np.arange(4, dtype=np.float32) + 0.5
+    for _ in range(3):
+        out = f(a, h)
+        assert out.devices() == {mjax.devices()[2]}
+        np.testing.assert_array_equal(np.asarray(out), np.arange(4) * h + 1)
+    # (committed arguments take the C path unless some array of the process has had a
+    # custom layout: then no memo is kept, and nothing runs through the C++ jit)
+    if C_PATH and f._memo is not None:
+        assert f._memo.entry.host_run._cache_size() == 1
+    assert "is on device" not in capfd.readouterr().err
+
+
 def test_x64_arrays_keep_their_width():
     f = mjax.jit(lambda x: x + 1)
     with mjax.enable_x64(True):
