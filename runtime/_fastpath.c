@@ -239,11 +239,11 @@ static PyObject *host_leaf_key(PyObject *x) {
     return PyObject_CallOneArg(host_key_fn, x);
 }
 
-/* 1: `x` is an exact ndarray of `aval`'s dtype object (no conversion) that `host_run` may
- * put itself (not of x64_dtypes); 0: not. */
-static int raw_ndarray(PyObject *x, PyObject *aval) {
-    if (x64_dtypes == NULL || ndarray_type == NULL || Py_TYPE(x) != ndarray_type ||
-            aval_type == NULL || Py_TYPE(aval) != aval_type)
+/* 1: `x` is an exact ndarray whose dtype object is `aval`'s (np.asarray(x, dtype) is x,
+ * nothing to convert); 0: not. */
+static int exact_ndarray(PyObject *x, PyObject *aval) {
+    if (ndarray_type == NULL || Py_TYPE(x) != ndarray_type || aval_type == NULL ||
+            Py_TYPE(aval) != aval_type)
         return 0;
     PyObject *dtype = SLOT(aval, off_dtype), *xd = PyObject_GetAttr(x, s_dtype);
     Py_XDECREF(xd);     /* (compared by identity: held by x) */
@@ -251,7 +251,15 @@ static int raw_ndarray(PyObject *x, PyObject *aval) {
         PyErr_Clear();
         return 0;
     }
-    int in = PySet_Contains(x64_dtypes, dtype);
+    return 1;
+}
+
+/* 1: `x` is an exact ndarray of `aval` that `host_run` may put itself (not of
+ * x64_dtypes); 0: not. */
+static int raw_ndarray(PyObject *x, PyObject *aval) {
+    if (x64_dtypes == NULL || !exact_ndarray(x, aval))
+        return 0;
+    int in = PySet_Contains(x64_dtypes, SLOT(aval, off_dtype));
     if (in < 0)
         PyErr_Clear();
     return in == 0;
@@ -265,19 +273,12 @@ static int raw_ndarray(PyObject *x, PyObject *aval) {
  * must make it (a conversion, another kind of leaf, no put kept yet, ...). A program that
  * donates arguments gets a fresh buffer either way: a put makes one each call. */
 static PyObject *numpy_buf(PyObject *entry, PyObject *x, PyObject *aval) {
-    if (ndarray_type == NULL || Py_TYPE(x) != ndarray_type || aval_type == NULL ||
-            Py_TYPE(aval) != aval_type || Py_TYPE(entry) != entry_type)
+    if (Py_TYPE(entry) != entry_type || !exact_ndarray(x, aval))
         return NULL;
     PyObject *shape = SLOT(aval, off_shape), *dtype = SLOT(aval, off_dtype),
              *exe = SLOT(entry, off_executable);
-    if (shape == NULL || dtype == NULL || exe == NULL)
+    if (shape == NULL || exe == NULL)
         return NULL;
-    PyObject *xd = PyObject_GetAttr(x, s_dtype);
-    Py_XDECREF(xd);     /* (compared by identity: held by x) */
-    if (xd != dtype) {
-        PyErr_Clear();
-        return NULL;
-    }
     PyObject *backend = PyObject_GetAttr(exe, s_backend), *key = NULL, *put = NULL;
     if (backend == NULL || backend == Py_None || PyObject_IsTrue(backend) != 1 ||
             (key = PyTuple_Pack(3, backend, shape, dtype)) == NULL ||
