@@ -40,6 +40,10 @@ static PyObject *s_memo, *s_kmemo, *s_trace_key, *s_overriding, *s_stack,
 static PyTypeObject *ndarray_type = NULL, *hostput_type = NULL;
 static PyObject *host_avals = NULL, *host_putters = NULL, *x64_dtypes = NULL;
 static Py_ssize_t off_hp_call = -1, off_hp_args = -1, off_executable = -1;
+/* raw_ndarray's answer for the last dtype it asked x64_dtypes about (a dtype is hashed in
+ * Python each time; the next call's is most often the same). */
+static PyObject *last_dtype = NULL;
+static int last_in = 0;
 /* Set by set_entry(): jit_entry.CacheEntry and the offsets of the named fields (slots) the
  * fast path reads: `fast` (True: it may run the entry), `run`, `handlers`, `out_avals`,
  * `out_canonical` (None: one bare array), `out_tuple`, `const_bufs`, `commit`, `host_run`
@@ -106,6 +110,7 @@ static PyObject *set_numpy(PyObject *mod, PyObject *args) {
     Py_INCREF(avals); Py_XSETREF(host_avals, avals);
     Py_INCREF(puts); Py_XSETREF(host_putters, puts);
     Py_XINCREF(x64); Py_XSETREF(x64_dtypes, x64);
+    Py_CLEAR(last_dtype);
     Py_INCREF(nd); Py_XSETREF(ndarray_type, (PyTypeObject *)nd);
     Py_RETURN_NONE;
 }
@@ -254,15 +259,41 @@ static int exact_ndarray(PyObject *x, PyObject *aval) {
     return 1;
 }
 
+/* 1: `x` is an exact ndarray whose aval is `want` (a ShapedArray, not weakly typed, of
+ * x's dtype object and shape); 0: not, or not known here; -1: an error (comparing the
+ * shapes). */
+static int numpy_of_aval(PyObject *x, PyObject *want) {
+    if (!exact_ndarray(x, want) || SLOT(want, off_weak) != Py_False)
+        return 0;
+    PyObject *shape = PyObject_GetAttr(x, s_shape), *ws = SLOT(want, off_shape);
+    if (shape == NULL || ws == NULL) {
+        Py_XDECREF(shape);
+        PyErr_Clear();
+        return 0;
+    }
+    int eq = PyObject_RichCompareBool(shape, ws, Py_EQ);
+    Py_DECREF(shape);
+    return eq;
+}
+
 /* 1: `x` is an exact ndarray of `aval` that `host_run` may put itself (not of
  * x64_dtypes); 0: not. */
+
 static int raw_ndarray(PyObject *x, PyObject *aval) {
     if (x64_dtypes == NULL || !exact_ndarray(x, aval))
         return 0;
-    int in = PySet_Contains(x64_dtypes, SLOT(aval, off_dtype));
-    if (in < 0)
-        PyErr_Clear();
-    return in == 0;
+    PyObject *dtype = SLOT(aval, off_dtype);
+    if (dtype != last_dtype) {
+        int in = PySet_Contains(x64_dtypes, dtype);
+        if (in < 0) {
+            PyErr_Clear();
+            return 0;
+        }
+        Py_INCREF(dtype);
+        Py_XSETREF(last_dtype, dtype);
+        last_in = in;
+    }
+    return !last_in;
 }
 
 /* The device buffer of an exact ndarray leaf `x` of `aval` for `entry` as jit_fast.host_buf
@@ -330,6 +361,16 @@ static int match_leaves(PyObject *const *items, Py_ssize_t n, PyObject *avals,
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *x = items[i];
         if (Py_TYPE(x) != array_type) {
+            /* A NumPy array of the memo's aval (same dtype object, same shape, the aval
+             * not weakly typed): host_key would give an equal aval (the epoch is the
+             * memo's, so x64 is as it was). */
+            int plain = numpy_of_aval(x, PyTuple_GET_ITEM(avals, i));
+            if (plain < 0)
+                return -1;
+            if (plain) {
+                *keys = 1;
+                continue;
+            }
             /* A NumPy array or Python scalar: its aval is one object per kind of leaf. */
             if (host_key_fn == NULL)
                 return 0;
@@ -608,9 +649,7 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
         PyList_SET_ITEM(bufs, n + i, b);
     }
     if (raw) {
-        PyObject *t = PyObject_Vectorcall(host_run, &PyList_GET_ITEM(bufs, 0), n + nc, NULL);
-        outs = t == NULL ? NULL : PySequence_List(t);
-        Py_XDECREF(t);
+        outs = PyObject_Vectorcall(host_run, &PyList_GET_ITEM(bufs, 0), n + nc, NULL);
     } else {
         results = PyObject_CallOneArg(run, bufs);
         if (results != NULL)
@@ -628,9 +667,9 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
         ret = PyObject_CallFunctionObjArgs(self->on_error, jitted, argt, kwargs, lv, NULL);
         goto done;
     }
-    if (outs == NULL || !PyList_CheckExact(outs))
-        goto fail;
-    Py_ssize_t no = PyList_GET_SIZE(outs);
+    if (outs == NULL || !(PyList_CheckExact(outs) || PyTuple_CheckExact(outs)))
+        goto fail;      /* (a list from consume_with_handlers, a tuple from host_run) */
+    Py_ssize_t no = PySequence_Fast_GET_SIZE(outs);
     if (PySequence_Fast_GET_SIZE(out_avals) != no) {
         PyErr_SetString(PyExc_RuntimeError, "_fastpath: outputs and avals differ in number");
         goto fail;
@@ -640,7 +679,7 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
             PyErr_SetString(PyExc_RuntimeError, "_fastpath: one output expected");
             goto fail;
         }
-        ret = result_array(PyList_GET_ITEM(outs, 0), PySequence_Fast_GET_ITEM(out_avals, 0),
+        ret = result_array(PySequence_Fast_GET_ITEM(outs, 0), PySequence_Fast_GET_ITEM(out_avals, 0),
                            commits, 0);
         goto done;
     }
@@ -648,7 +687,7 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
     if (wrapped == NULL)
         goto fail;
     for (Py_ssize_t i = 0; i < no; i++) {
-        PyObject *a = result_array(PyList_GET_ITEM(outs, i),
+        PyObject *a = result_array(PySequence_Fast_GET_ITEM(outs, i),
                                    PySequence_Fast_GET_ITEM(out_avals, i), commits, i);
         if (a == NULL) { Py_DECREF(wrapped); goto fail; }
         if (kind == 1)

@@ -22,7 +22,7 @@ class CallMemo:
     """`Jitted._memo`: the fast path's record of the last cache hit of a call without
     keyword or static arguments. `epoch`: the config epoch it holds under (a config change
     makes a new one); `tree`: the arguments' treedef (None: every positional argument is
-    an Array; jit_fast.KEYED: only `table` serves, for keyword/static calls); `avals`: the
+    a leaf; jit_fast.KEYED: only `table` serves, for keyword/static calls); `avals`: the
     last call's, kept so the next call compares them by identity; `entry`: its CacheEntry;
     `table`: {(treedef, avals): entry} of the epoch's other calls; `structured`: whether
     the table holds calls other than flat ones (worth a flatten)."""

@@ -8,6 +8,7 @@ import contextlib
 import functools
 import inspect
 import logging
+import operator
 import threading
 import time
 import types
@@ -185,7 +186,7 @@ class Jitted:
             if kwargs or self._has_static:
                 return self._call_keyed(args, kwargs, memo.table, memo.epoch)
             tree = memo.tree
-            if tree is None:         # the memo's arguments are all Arrays: no flattening
+            if tree is None:         # the memo's arguments are all leaves: no flattening
                 leaves = args
             else:
                 try:
@@ -324,12 +325,12 @@ class Jitted:
                                        {(_KEYED, tree, avals, static_key): entry}, False)
             return
         # The table: (structure, avals) -> entry for this epoch (no larger than the
-        # cache); a flat call of Arrays is there under its treedef and under None.
+        # cache); a flat call is there under its treedef and under None.
         same_epoch = memo is not None and memo.epoch is state
         table = memo.table if same_epoch else {}
         table[tree, avals] = entry
-        if len(args) == len(leaves) and all(type(x) is Array for x in args):
-            tree = None
+        if len(args) == len(leaves) and all(map(operator.is_, args, leaves)):
+            tree = None     # (each argument its own leaf: Arrays, NumPy arrays, scalars)
             table[None, avals] = entry
         # Whether the table has other structures than flat calls (worth a flatten).
         structured = tree is not None or (same_epoch and memo.structured)

@@ -258,7 +258,8 @@ def test_numpy_arguments_match_jax_either_way():
 def test_cached_numpy_calls_run_python_only_to_convert():
     """An exact ndarray of the memo's dtype runs no Python of mjax's (its aval and put read
     in C); one converted (float64 without x64) is put by host_buf, its aval still read in
-    C; under a config context manager host_key says what its aval is."""
+    C; under a config context manager too (only the epoch is Python's), where a float64
+    array is float64 under x64 and converted outside it, each call in its own memo."""
     if not C_ON or ON_IREE:
         pytest.skip("no C module" if not C_ON else "IREE: jit calls take the general path")
     ours = lambda fn: fn.startswith(PKG)      # noqa: E731
@@ -275,7 +276,17 @@ def test_cached_numpy_calls_run_python_only_to_convert():
     with mjax.config.override(jax_numpy_rank_promotion="allow"):
         f(h32, X), f(h32, X)
         calls = python_calls(lambda: f(h32, X), ours)
-    assert "host_key" in calls and "_call" not in calls
+    assert calls == ["override_epoch"]
+    X64 = np.arange(4.0) + 0.1       # (not a float32 value)
+    for _ in range(2):
+        with mjax.enable_x64(True):
+            wide = [f(X64, X64) for _ in range(3)]
+            assert python_calls(lambda: f(X64, X64), ours) == ["override_epoch"]
+        narrow = [f(X64, X64) for _ in range(3)]
+        for w, n in zip(wide, narrow):
+            assert w.dtype == np.float64 and n.dtype == np.float32
+            np.testing.assert_array_equal(np.asarray(w), X64 * X64)
+            np.testing.assert_array_equal(np.asarray(n), (X64.astype(np.float32)) ** 2)
 
 
 def test_numpy_arguments_of_other_shapes_dtypes_and_x64_miss_the_memo():
