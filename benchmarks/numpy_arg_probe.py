@@ -29,10 +29,22 @@ def per_round(fn, n):
             (issued - start) / n * 1e6)
 
 
+class Box:
+    __slots__ = ("x",)
+
+    def __init__(self, x):
+        self.x = x
+
+    def block_until_ready(self):
+        return self.x.block_until_ready()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--no-gc", action="store_true",
+                        help="the cyclic garbage collector off (gc.freeze(), gc.disable())")
     a = parser.parse_args()
     import jax
     import mjax
@@ -48,6 +60,12 @@ def main():
     def fake(*args):
         return kept
     f2._memo.entry.host_run = fake
+    f3 = mjax.jit(lambda x: x * 2.0)
+    f3(host), f3(host)
+    run3 = f3._memo.entry.host_run
+    f3._memo.entry.host_run = lambda *args: run3(*args)
+    from mjax.arrays.array import Array
+    aval = f._memo.entry.out_avals[0]
     dev, jdev = mjax.device_put(host), jax.device_put(host)
     rows = {
         "jax f(NumPy)": lambda: g(host),
@@ -55,11 +73,20 @@ def main():
         "C++ jit of mjax's program (NumPy)": lambda: host_run(host),
         "mjax fast path around a Python stub": lambda: f2(host),
         "the Python stub alone": lambda: fake(host),
+        "mjax fast path, its C++ jit called in Python": lambda: f3(host),
+        "C++ jit, its result wrapped in Python": lambda: Array(host_run(host)[0], aval),
+        "C++ jit, its result in a Python object": lambda: Box(host_run(host)[0]),
+        "C++ jit after reading the array's shape, dtype": lambda: (
+            host.shape, host.dtype, Array(host_run(host)[0], aval))[2],
+        "C++ jit, then the fast path around the stub": lambda: (host_run(host), f2(host))[0],
         "jax f(device array)": lambda: g(jdev),
         "mjax f(device array)": lambda: f(dev),
     }
     for fn in rows.values():
         per_round(fn, 200)
+    if a.no_gc:
+        import gc
+        gc.collect(), gc.freeze(), gc.disable()
     got = {k: [] for k in rows}
     for _ in range(a.rounds):
         for k, fn in rows.items():
