@@ -29,6 +29,23 @@ def per_round(fn, n):
             (issued - start) / n * 1e6)
 
 
+def spin(n):
+    for _ in range(n):
+        pass
+
+
+def spin_count(us):
+    """The loop count of `spin` that takes `us` microseconds here (a median of tries)."""
+    n = 1000
+    times = []
+    for _ in range(9):
+        start = time.perf_counter()
+        for _ in range(200):
+            spin(n)
+        times.append((time.perf_counter() - start) / 200 * 1e6)
+    return max(0, round(n * us / statistics.median(times)))
+
+
 class Box:
     __slots__ = ("x",)
 
@@ -43,6 +60,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--spin", action="store_true",
+                        help="also rows of the C++ jit call followed by 0.25 to 4 us of "
+                             "busy Python work (measured on this host before the rounds)")
     parser.add_argument("--no-gc", action="store_true",
                         help="the cyclic garbage collector off (gc.freeze(), gc.disable())")
     a = parser.parse_args()
@@ -82,6 +102,11 @@ def main():
         "jax f(device array)": lambda: g(jdev),
         "mjax f(device array)": lambda: f(dev),
     }
+    if a.spin:
+        for us in (0.25, 0.5, 1.0, 2.0, 4.0):
+            n = spin_count(us)
+            rows[f"C++ jit, then {us} us of Python work"] = (
+                lambda n=n: (host_run(host), spin(n))[0])
     for fn in rows.values():
         per_round(fn, 200)
     if a.no_gc:
