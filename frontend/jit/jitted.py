@@ -8,7 +8,6 @@ import contextlib
 import functools
 import inspect
 import logging
-import operator
 import threading
 import time
 import types
@@ -329,7 +328,7 @@ class Jitted:
         same_epoch = memo is not None and memo.epoch is state
         table = memo.table if same_epoch else {}
         table[tree, avals] = entry
-        if len(args) == len(leaves) and all(map(operator.is_, args, leaves)):
+        if len(args) == len(leaves) and all(a is x for a, x in zip(args, leaves)):
             tree = None     # (each argument its own leaf: Arrays, NumPy arrays, scalars)
             table[None, avals] = entry
         # Whether the table has other structures than flat calls (worth a flatten).
