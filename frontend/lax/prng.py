@@ -204,13 +204,17 @@ def _user_data(user: PRNGImpl, data):
     return data
 
 
-def _partitionable(impl: str) -> bool:
+def _partitionable(impl: str, op: str) -> bool:
+    """Whether `op` of `impl` keys takes the partitionable layout. As in JAX, the flag
+    changes threefry's split and bits and rbg's split (threefry on each half key) only."""
     if config.read("jax_threefry_partitionable") or _user_impl(impl) is not None:
         return True
-    if impl != "threefry2x32":
-        raise NotImplementedError(f"jax_threefry_partitionable=False is implemented for "
-                                  f"threefry2x32 keys only, not {impl}")
-    return False
+    if impl == "threefry2x32" or (impl == "rbg" and op == "split"):
+        return False
+    if impl in ("rbg", "unsafe_rbg"):
+        return True
+    raise NotImplementedError(f"jax_threefry_partitionable=False is implemented for "
+                              f"threefry2x32, rbg and unsafe_rbg keys only, not {impl}")
 
 
 def random_split(keys: "PRNGKeyArray", shape) -> "PRNGKeyArray":
@@ -221,9 +225,9 @@ def random_split(keys: "PRNGKeyArray", shape) -> "PRNGKeyArray":
     if user is not None:
         split = _per_key(lambda k: user.split(k, tuple(shape)), keys.ndim)
         return PRNGKeyArray(keys.impl, _user_data(user, split(keys._base)))
-    if not _partitionable(keys.impl):
-        return PRNGKeyArray(keys.impl, staged(_split_original_jit, keys._base,
-                                              shape=tuple(shape)))
+    if not _partitionable(keys.impl, "split"):
+        split = _split_original_jit if keys.impl == "threefry2x32" else _rbg_split_original_jit
+        return PRNGKeyArray(keys.impl, staged(split, keys._base, shape=tuple(shape)))
     return PRNGKeyArray(keys.impl, staged(_split_jit, keys._base, impl=keys.impl,
                                           shape=tuple(shape)))
 
@@ -243,7 +247,7 @@ def random_bits(keys: "PRNGKeyArray", bit_width: int, shape):
     if user is not None:
         return _per_key(lambda k: user.random_bits(k, bit_width, tuple(shape)),
                         keys.ndim)(keys._base)
-    if not _partitionable(keys.impl):
+    if not _partitionable(keys.impl, "bits"):
         return staged(_bits_original_jit, keys._base, bit_width=bit_width,
                       shape=tuple(shape))
     return staged(_bits_jit, keys._base, impl=keys.impl, bit_width=bit_width,
@@ -327,7 +331,18 @@ def _bits_original(data, bit_width, shape):
     return _one_key(one, data)
 
 
+def _rbg_split_original(data, shape):
+    """An rbg key's split: each half key uint32[2] split as threefry's, the halves'
+    results side by side (JAX's vmap with out_axes=len(shape))."""
+    k = data.ndim - 1
+    halves = _split_original(lax.reshape(data, data.shape[:-1] + (2, 2)), shape)
+    n = len(shape)      # halves: (*K, 2, *shape, 2) -> (*K, *shape, 2, 2)
+    perm = tuple(range(k)) + tuple(range(k + 1, k + 1 + n)) + (k, k + 1 + n)
+    return lax.reshape(lax.transpose(halves, perm), data.shape[:-1] + tuple(shape) + (4,))
+
+
 _split_original_jit = _jit(_split_original, ("shape",))
+_rbg_split_original_jit = _jit(_rbg_split_original, ("shape",))
 _bits_original_jit = _jit(_bits_original, ("bit_width", "shape"))
 
 

@@ -23,6 +23,7 @@ from mjax.numpy.reductions import argmin
 from mjax.numpy.scalar_types import finfo
 from mjax.numpy.shaping import atleast_1d, concatenate, flip, roll, stack, trim_zeros
 from mjax.numpy.sorting import argsort
+from mjax.tracing.staging import jit_eagerly
 
 
 def vander(x, N=None, increasing=False):
@@ -120,14 +121,17 @@ def poly(seq_of_zeros):
     return out
 
 
+@jit_eagerly("p", "x")
 def polyval(p, x, *, unroll=16):
     """p[0] * x**(n-1) + ... + p[n-1], by Horner's rule over the static length of p. The
     coefficients run along p's first axis; its other axes broadcast with x (as JAX: p of
-    shape (n, 3) gives 3 polynomials)."""
+    shape (n, 3) gives 3 polynomials). Called eagerly it is one compiled program, as JAX
+    jits it: the CPU fuses each step's multiply-add, which op by op rounds twice."""
     p, x = promote("polyval", p, x, broadcast=False)
     if p.ndim == 0:
         raise ValueError("mjax.numpy.polyval: p must be at least 1-d, got a scalar")
-    y = zeros_like(x, shape=broadcast_shapes(p.shape[1:], x.shape))
+    # (a strong zero, as JAX's lax.full_like with a dtype: y is never weak)
+    y = zeros(broadcast_shapes(p.shape[1:], x.shape), x.dtype)
     for k in range(p.shape[0]):
         y = y * x + p[k]
     return y

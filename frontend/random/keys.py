@@ -151,13 +151,7 @@ def fold_in(key, data):
     if np.ndim(data):
         raise TypeError(f"fold_in accepts a scalar, but was given an array of"
                         f"shape {np.shape(data)} != (). Use jax.vmap for batching.")
-    if isinstance(data, int) and not 0 <= data < 2**32:
-        # JAX converts the message with jnp.asarray(data, dtype='uint32').
-        raise OverflowError(f"Python integer {data} out of bounds for uint32")
-    msgs = jnp.asarray(data)
-    if not dtypes.issubdtype(msgs.dtype, np.integer):
-        msgs = msgs.astype(np.uint32)
-    msgs = lax.convert_element_type(msgs, np.uint32)
+    msgs = jnp.asarray(data, dtype=np.uint32)  # as JAX: range-checked, any int
     return _return_keys(wrapped, random_fold_in(typed, msgs))
 
 

@@ -254,14 +254,13 @@ def i1e(x):
     return lax.bessel_i1e(*_float("i1e", x))
 
 
-@jit_eagerly("x")
 def i0(x):
-    """The modified Bessel function I0(x). JAX: jax.scipy.special.i0."""
+    """The modified Bessel function I0(x). JAX: jax.scipy.special.i0 (op by op when
+    called eagerly, as JAX's: one fused program rounds differently)."""
     (x,) = _float("i0", x)
     return jnp.exp(jnp.abs(x)) * lax.bessel_i0e(x)
 
 
-@jit_eagerly("x")
 def i1(x):
     """The modified Bessel function I1(x). JAX: jax.scipy.special.i1."""
     (x,) = _float("i1", x)
@@ -345,12 +344,11 @@ def ndtri(p):
     return _ndtri_eager(p)
 
 
-@jit_eagerly("p")
 def _ndtri_eager(p):
+    # (op by op when called eagerly, as JAX's ndtri: one fused program rounds differently)
     return _ndtri(_f32_or_f64("ndtri", p))
 
 
-@jit_eagerly("p", "mcp", "flip", "zero", "one")
 def _ndtri_given(p, mcp, flip, zero, one):
     return _ndtri(jnp.asarray(p), jnp.asarray(mcp), flip, zero, one)
 

@@ -131,7 +131,6 @@ def _erfcx_jvp(primals, tangents):
     return y, dx * (2 * x * y - 2 / _SQRT_PI)
 
 
-@jit_eagerly("x")
 def erfcx(x):
     """The scaled complementary error function exp(x^2) erfc(x), real or complex (for
     complex x, wofz(ix)). JAX: jax.scipy.special.erfcx."""

@@ -204,22 +204,6 @@ def _rng_bit_generator(key: ir.Value, shape, dtype,
     return new, op.results[1]
 
 
-def _per_key(data: ir.Value, fn, out_shape, dtype) -> ir.Value:
-    """fn(uint32[4] key) -> value of out_shape, for each key of data uint32[*K, 4]
-    (unrolled: rng_bit_generator takes one key)."""
-    kshape = _shape(data)[:-1]
-    n = int(np.prod(kshape, dtype=np.int64))
-    flat = hlo.reshape(H.ttype((n, 4), np.uint32), data)
-    outs = []
-    for i in range(n):
-        key = hlo.reshape(H.ttype((4,), np.uint32), hlo.slice(flat, [i, 0], [i + 1, 4], [1, 1]))
-        outs.append(hlo.reshape(H.ttype((1,) + tuple(out_shape), dtype), fn(key)))
-    if not outs:
-        return H.constant(0, dtype, kshape + tuple(out_shape))
-    joined = outs[0] if n == 1 else hlo.concatenate(outs, 0)
-    return hlo.reshape(H.ttype(kshape + tuple(out_shape), dtype), joined)
-
-
 def _rbg_seed(seeds):
     half = _threefry_seed(seeds)
     return _join_halves(half, half)
@@ -239,27 +223,34 @@ def _rbg_bits(data, bit_width, shape):
     """As JAX maps its rbg bits over several keys (through rng_bit_generator's batching
     rule): the first key draws the bits of all of them at once."""
     kshape = _shape(data)[:-1]
-    first = data
     if 0 in kshape:
         return H.constant(0, R._UINT[bit_width], kshape + tuple(shape))
-    if kshape:
-        n = len(kshape)
-        first = hlo.reshape(H.ttype((4,), np.uint32),
-                            hlo.slice(data, [0] * (n + 1), [1] * n + [4], [1] * (n + 1)))
+    first = _first_key(data) if kshape else data
     return _rng_bit_generator(first, kshape + tuple(shape), R._UINT[bit_width])[1]
 
 
-def _unsafe_rbg_split(data, shape):
-    num = int(np.prod(shape, dtype=np.int64))
+def _first_key(data):
+    """The first key uint32[4] of data uint32[*K, 4] (K non-empty, no zero dims)."""
+    n = len(_shape(data)) - 1
+    return hlo.reshape(H.ttype((4,), np.uint32),
+                       hlo.slice(data, [0] * (n + 1), [1] * n + [4], [1] * (n + 1)))
 
-    def one(key):
-        # JAX: ten rng_bit_generator draws per new key, keeping every tenth row.
-        _, rows = _rng_bit_generator(key, (10 * num, 4), np.uint32)
-        if num == 0:
-            return H.constant(0, np.uint32, tuple(shape) + (4,))
-        picked = hlo.slice(rows, [0, 0], [10 * num, 4], [10, 1])
-        return hlo.reshape(H.ttype(tuple(shape) + (4,), np.uint32), picked)
-    return _per_key(data, one, tuple(shape) + (4,), np.uint32)
+
+def _unsafe_rbg_split(data, shape):
+    """JAX: ten rng_bit_generator draws per new key, keeping every tenth row. Several
+    keys split as JAX maps the split over them (rng_bit_generator's batching rule): the
+    first key draws the rows of all of them at once."""
+    kshape = _shape(data)[:-1]
+    num = int(np.prod(shape, dtype=np.int64))
+    out = kshape + tuple(shape) + (4,)
+    if num == 0 or 0 in kshape:
+        return H.constant(0, np.uint32, out)
+    key = _first_key(data) if kshape else data
+    rows_shape = kshape + (10 * num, 4)
+    _, rows = _rng_bit_generator(key, rows_shape, np.uint32)
+    k = len(kshape)
+    picked = hlo.slice(rows, [0] * (k + 2), list(rows_shape), [1] * k + [10, 1])
+    return hlo.reshape(H.ttype(out, np.uint32), picked)
 
 
 def _unsafe_rbg_fold_in(data, msgs):
