@@ -130,8 +130,21 @@ class WeakTypes:
 
     def _transpose(self, name: str, arg_weak: tuple, out_ct_weak: list,
                    top: bool) -> list:
-        block = self.body(name)
-        weak = self.weak_values(name, arg_weak)
+        return self.transpose_block(self.body(name), self.weak_values(name, arg_weak),
+                                    out_ct_weak, top)
+
+    def weak_values_of_block(self, block: ir.Block, arg_weak) -> dict:
+        """weak_values for a region's block."""
+        return self._forward(block, arg_weak)
+
+    def region_backward(self, block: ir.Block, arg_weak, out_ct_weak: list) -> list:
+        """backward for a region's block (its arguments' weak flags `arg_weak`; a traced
+        transposition, as inside a cond or scan)."""
+        return self.transpose_block(block, self._forward(block, arg_weak), out_ct_weak,
+                                    False)
+
+    def transpose_block(self, block: ir.Block, weak: dict, out_ct_weak: list,
+                        top: bool) -> list:
         ops = list(block.operations)
         ct: dict = {}
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjax.base import trace_trees
+from mjax.base import trace_trees, tree_util
+from mjax.base.tree_util import keystr
 from mjax.ad.symbolic_zeros import SymbolicZero
 from mjax.tracing.core import aval_of_value
 from mjax.specs.float0 import is_float0
@@ -37,6 +38,39 @@ def _inexact_aval(aval) -> bool:
     return np.issubdtype(aval.dtype, np.inexact)
 
 
+def check_shapes(g_leaves, in_avals, in_tree) -> None:
+    """JAX's ValueError for a bwd cotangent (or SymbolicZero) whose shape is not its
+    inexact input's (a differing inexact dtype passes, as in JAX; integer inputs' cotangents
+    are dropped unread)."""
+    paths = None
+    for i, (g, a) in enumerate(zip(g_leaves, in_avals)):
+        if g is None or is_float0(g) or not _inexact_aval(a):
+            continue
+        zero = isinstance(g, SymbolicZero)
+        got = g.aval if zero else aval_of_value(g)
+        if tuple(got.shape) == tuple(a.shape) and (not zero or got.dtype == a.dtype):
+            continue
+        if paths is None:
+            paths = [keystr(p) for p, _ in tree_util.tree_flatten_with_path(
+                tree_util.tree_unflatten(in_tree, [0] * in_tree.num_leaves))[0]]
+        if zero:
+            raise ValueError(
+                f"Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does "
+                f"not match the corresponding input tangent shape/dtype: at output"
+                f"{paths[i]} the SymbolicZero had shape/dtype {_short(got)} while the "
+                f"corresponding input had shape/dtype {_short(a)}. Consider just "
+                f"returning a None here instead of a SymbolicZero object.")
+        raise ValueError(
+            f"Custom VJP bwd rule must produce an output with the same type as the args "
+            f"tuple of the primal function, but at output{paths[i]} the bwd rule produced "
+            f"an output of type {_short(got)} corresponding to an input of type "
+            f"{_short(a)}, so the shapes do not match")
+
+
+def _short(aval) -> str:
+    return f"{np.dtype(aval.dtype).name}[{','.join(map(str, aval.shape))}]"
+
+
 def input_cotangent(g, aval, convert, zeros):
     """A bwd rule's cotangent `g` for an input of type `aval`: zeros for None, a float0
     or a symbolic zero; converted to the input's dtype only when its dtype differs (a
@@ -46,4 +80,4 @@ def input_cotangent(g, aval, convert, zeros):
     return g if aval_of_value(g).dtype == aval.dtype else convert(g, aval.dtype)
 
 
-__all__ = ["input_cotangent", "record_bwd"]
+__all__ = ["check_shapes", "input_cotangent", "record_bwd"]

@@ -764,6 +764,7 @@ class custom_vjp(_CustomRules):
                                     f"input structure {in_tree}.")
                 g_leaves.extend(gl)
             cotangent_types.record_bwd(call, ct_avals, cts, g_leaves)
+            cotangent_types.check_shapes(g_leaves, call.in_avals, in_tree)
             return [cotangent_types.input_cotangent(g, a, lax_convert, _zeros)
                     for g, a in zip(g_leaves, call.in_avals) if _is_inexact(a)]
         if call.bwd_sources is not None:

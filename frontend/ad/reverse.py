@@ -122,7 +122,9 @@ def _bind_untraceable(fun, args, kwargs, nums):
 def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
                    reduce_axes=()):
     """Returns a function computing (fun(*args), grad of fun w.r.t. args[argnums]).
-    JAX: jax.value_and_grad."""
+    JAX: jax.value_and_grad (whose reduce_axes is deprecated: non-empty raises)."""
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to grad is deprecated")
     _check_callable(fun)
 
     def value_and_grad_impl(*args, **kwargs):
@@ -251,7 +253,7 @@ def _raise_differentiation_error(traced, diff_args):
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """Gradient of a scalar-output function w.r.t. args[argnums]. JAX: jax.grad."""
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
     @_wraps(fun)
     @api_boundary

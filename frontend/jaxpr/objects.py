@@ -322,9 +322,7 @@ class _Reader:
         elif cls is C.WhileOp:
             attrs.update(cond_jaxpr=bodies[0], body_jaxpr=bodies[1])
         elif cls in (C.ScanOp, ReduceOp, ReduceWindowOp):
-            attrs["jaxpr"] = bodies[0]
-            if cls is C.ScanOp:
-                attrs.update(linear=(False,) * len(op.operands), _split_transpose=False)
+            attrs["jaxpr"] = bodies[0]   # (JAX 0.10.2's scan has no linear/_split_transpose)
         elif cls in (T.CallOp, T.CheckpointOp):
             attrs["jaxpr"] = self.callee(op)
             attrs["name"] = user_name(str(attrs.pop("callee")).lstrip("@"))

@@ -145,14 +145,24 @@ def _promote_weak(init_avals, out_avals, strength=True):
     when nothing changes."""
     new, changed = [], False
     for a, b in zip(init_avals, out_avals):
-        if a.weak_type and a.shape == b.shape and (
-                a.dtype != b.dtype or (strength and not b.weak_type)):
-            new.append(ShapedArray(a.shape, dtypes.result_type(
-                np.zeros((), a.dtype), np.zeros((), b.dtype)), b.weak_type))
+        if a.weak_type and a.shape == b.shape and a.dtype != b.dtype:
+            # JAX converts the carry to the join of both (weak types taking part) and
+            # makes it strong: lax.convert_element_type.
+            new.append(ShapedArray(a.shape, dtypes.result_type(_typed(a), _typed(b)), False))
+            changed = True
+        elif a.weak_type and a.shape == b.shape and strength and not b.weak_type:
+            new.append(ShapedArray(a.shape, a.dtype, False))
             changed = True
         else:
             new.append(a)
     return new if changed else None
+
+
+def _typed(aval):
+    """A scalar standing for `aval`'s dtype and weak type in dtypes.result_type."""
+    if aval.weak_type:
+        return {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}.get(aval.dtype.kind, 0.0)
+    return np.zeros((), aval.dtype)
 
 
 def _convert_leaves(leaves, avals):

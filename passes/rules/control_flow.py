@@ -40,7 +40,9 @@ from mjax.passes.ir_util import clone_into
 from mjax.passes.rules import hlo as H
 from mjax.passes.rules.dynamic_shapes import dim_value, is_static
 from mjax.passes.rules.op_names import body_names, named_at
-from mjax.passes.rules.tables import BATCH, JVP, LOWER, TRANSPOSE, lowering
+from mjax.passes.interpreter import terminator
+from mjax.passes.rules.tables import (BATCH, JVP, LOWER, TRANSPOSE, WEAK_COTANGENTS,
+                                      WEAK_TYPES, lowering)
 
 
 def inline_body(block: ir.Block, args, ip: ir.InsertionPoint, names=None) -> list[ir.Value]:
@@ -276,3 +278,37 @@ for _table in (JVP, TRANSPOSE, BATCH):
                                   f"cond/while/scan ({_table.name})")
 # The jvp, partial evaluation, transpose and batching rules of cond/while/scan work on
 # their regions, so they live in the nested-rule tables: passes/rules/control_flow_ad.py.
+
+
+# ---- weak types (passes/weak_cotangents.py) -------------------------------------------
+# JAX types a cond's results and its operands' cotangents as its first branch gives them.
+@WEAK_TYPES.register(C.CondOp)
+def _cond_weak_types(types, op, weak):
+    block = _body(op.regions[0])
+    inner = types.weak_values_of_block(block, [weak.get(v, False)
+                                               for v in list(op.operands)[1:]])
+    return [inner.get(v, False) for v in terminator(block).operands]
+
+
+@WEAK_COTANGENTS.register(C.CondOp)
+def _cond_weak_cotangents(types, op, weak, ct, outs, top):
+    operands = list(op.operands)[1:]
+    return [None] + types.region_backward(_body(op.regions[0]),
+                                          [weak.get(v, False) for v in operands],
+                                          [ct.get(r) for r in op.results])
+
+
+@WEAK_COTANGENTS.register(C.ScanOp)
+def _scan_weak_cotangents(types, op, weak, ct, outs, top):
+    # JAX's transposed scan carries the constants' cotangents from zeros of their own
+    # types, and the carries' from the results' (a loop carry keeps its type); the
+    # sequences' are what the body's transposition gives them.
+    nc = ir.IntegerAttr(op.attributes["num_consts"]).value
+    ncar = ir.IntegerAttr(op.attributes["num_carry"]).value
+    operands, results = list(op.operands), list(op.results)
+    carry_ct = [ct.get(r, weak.get(r, False)) for r in results[:ncar]]
+    body = types.region_backward(_body(op.regions[0]),
+                                 [weak.get(v, False) for v in operands],
+                                 carry_ct + [ct.get(r) for r in results[ncar:]])
+    return ([weak.get(v, False) for v in operands[:nc]] + carry_ct
+            + body[nc + ncar:])

@@ -126,7 +126,8 @@ def _checkpoint_name_lower(ctx, x, *, name):
 # ---- weak types (passes/weak_cotangents.py) -------------------------------------------
 # A call's results and cotangents are typed as its callee's; a batched function's
 # results keep their types, and a tangent its primal's.
-@WEAK_TYPES.register(T.CallOp, T.CustomVjpCallOp, T.CustomJvpCallOp, T.VmapOp)
+@WEAK_TYPES.register(T.CallOp, T.CheckpointOp, T.CustomVjpCallOp, T.CustomJvpCallOp,
+                     T.VmapOp)
 def _call_weak_types(types, op, weak):
     return types.callee_results(op, weak)
 
@@ -143,7 +144,7 @@ def _jvp_weak_types(types, op, weak):
     return flags + [flags[j] for j in (range(len(flags)) if diff is None else diff)]
 
 
-@WEAK_COTANGENTS.register(T.CallOp, T.VmapOp)
+@WEAK_COTANGENTS.register(T.CallOp, T.CheckpointOp, T.VmapOp)
 def _call_weak_cotangents(types, op, weak, ct, outs, top):
     # (vmap transposes as the function does; only its outermost use sums eagerly)
     return types.backward(symbol(op, "callee"),
