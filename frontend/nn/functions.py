@@ -91,16 +91,19 @@ def sigmoid(x):
     return lax.logistic(_floating_only("logistic", x))
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def softplus(x):
     """log(1 + exp(x)), stable for large |x|. JAX: jax.nn.softplus."""
     return jnp.logaddexp(x, 0)  # (jnp's promotion: a bool is weakly typed with the 0)
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def log_sigmoid(x):
     """log(sigmoid(x)) = -softplus(-x). JAX: jax.nn.log_sigmoid."""
     return -softplus(-jnp.asarray(x))  # (a bool: neg's TypeError, as in JAX)
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def silu(x):
     """x * sigmoid(x). JAX: jax.nn.silu."""
     x = _floating_only("logistic", x)
@@ -125,6 +128,7 @@ def gelu(x, approximate: bool = True):
     return lax.convert_element_type(out, out.dtype, weak_type=False)
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def elu(x, alpha=1.0):
     """x for x > 0, alpha * (exp(x) - 1) otherwise. JAX: jax.nn.elu."""
     x = _float("elu", x, weak_integers=True)
@@ -133,12 +137,14 @@ def elu(x, alpha=1.0):
     return jnp.where(positive, x, alpha * jnp.expm1(jnp.where(positive, 0, x)))
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def leaky_relu(x, negative_slope=1e-2):
     """x for x >= 0, negative_slope * x otherwise. JAX: jax.nn.leaky_relu."""
     x = _float("leaky_relu", x, weak_integers=True)
     return jnp.where(x >= 0, x, negative_slope * x)
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def celu(x, alpha=1.0):
     """max(x, 0) + alpha * expm1(min(x, 0) / alpha). JAX: jax.nn.celu."""
     x = _float("celu", x, weak_integers=True)
@@ -149,11 +155,13 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def selu(x):
     """scale * elu(x, alpha) with the self-normalizing constants. JAX: jax.nn.selu."""
     return _SELU_SCALE * elu(x, _SELU_ALPHA)
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def hard_tanh(x):
     """x clipped to [-1, 1] (integers stay integers). JAX: jax.nn.hard_tanh."""
     if not isinstance(x, (bool, int, float)):
@@ -161,14 +169,16 @@ def hard_tanh(x):
     return jnp.where(x > 1, 1, jnp.where(x < -1, -1, x))
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def hard_sigmoid(x):
     """relu6(x + 3) / 6. JAX: jax.nn.hard_sigmoid."""
-    return relu6(_float("hard_sigmoid", x) + 3.0) / 6.0
+    return relu6(_float("hard_sigmoid", x, weak_integers=True) + 3.0) / 6.0
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def hard_silu(x):
     """x * hard_sigmoid(x). JAX: jax.nn.hard_silu."""
-    x = _float("hard_silu", x)
+    x = _float("hard_silu", x, weak_integers=True)
     return x * hard_sigmoid(x)
 
 
@@ -181,12 +191,14 @@ def _arraylike(name, x):
     return jnp.asarray(x)
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def soft_sign(x):
     """x / (|x| + 1), promoted as JAX's (a bool is weak beside the 1). JAX: jax.nn.soft_sign."""
     x = _arraylike("soft_sign", x)
     return x / (jnp.abs(x) + 1)
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def mish(x):
     """x * tanh(softplus(x)), promoted as JAX's. JAX: jax.nn.mish."""
     x = _arraylike("mish", x)
@@ -197,6 +209,7 @@ class _GluSizeError(ValueError, AssertionError):
     """An odd-sized glu axis: a ValueError that is also the AssertionError JAX raises."""
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def glu(x, axis=-1):
     """First half of x along `axis`, gated by the sigmoid of the second. JAX: jax.nn.glu."""
     x = jnp.asarray(x)
@@ -352,18 +365,21 @@ def logmeanexp(x, axis=None, where=None, keepdims=False):
     return lse - jnp.log(count)
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def sparse_plus(x):
     """0 below -1, x above 1, (x + 1)^2 / 4 between. JAX: jax.nn.sparse_plus."""
-    x = _float("sparse_plus", x)
+    x = _float("sparse_plus", x, weak_integers=True)
     return jnp.where(x <= -1.0, 0.0, jnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def sparse_sigmoid(x):
     """clip((x + 1) / 2, 0, 1), the derivative of sparse_plus. JAX: jax.nn.sparse_sigmoid."""
-    x = _float("sparse_sigmoid", x)
+    x = _float("sparse_sigmoid", x, weak_integers=True)
     return 0.5 * jnp.clip(x + 1.0, 0.0, 2.0)
 
 
+@fused_when_eager   # (jitted in JAX: fused, its multiply-adds round once)
 def squareplus(x, b=4):
     """(x + sqrt(x^2 + b)) / 2, a smooth relu. JAX: jax.nn.squareplus."""
     x, b = jnp._promote("squareplus", x, b, inexact=True)

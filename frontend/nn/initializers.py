@@ -121,8 +121,8 @@ _COMPLEX_TRUNC_STD = .95311164380491208
 def _complex_polar(key, shape, dtype, distribution):
     """Complex values r*e^(i*theta), theta uniform on [0, 2pi), of unit variance: r from a
     uniform u by sqrt(2u) (uniform in the disc of radius sqrt 2) or, for
-    truncated_normal, by inverting the Rayleigh distribution cut at modulus 2 (scaled to
-    unit variance) - as JAX draws them (the same keys and operations)."""
+    truncated_normal, by inverting the Rayleigh distribution cut at modulus 2 (the caller
+    scales it to unit variance) - as JAX draws them (the same keys and operations)."""
     key_r, key_theta = random.split(key)
     real = _onp.zeros((), dtype).real.dtype
     u = random.uniform(key_r, shape, real).astype(dtype)
@@ -130,7 +130,7 @@ def _complex_polar(key, shape, dtype, distribution):
         r = jnp.sqrt(2 * u)
     else:
         t = (1 - jnp.exp(jnp.array(-4.0, dtype))) * u
-        r = jnp.sqrt(-jnp.log(1 - t)) / jnp.array(_COMPLEX_TRUNC_STD, dtype)
+        r = jnp.sqrt(-jnp.log(1 - t))
     theta = 2 * jnp.pi * random.uniform(key_theta, shape, real).astype(dtype)
     return r * jnp.exp(1j * theta)
 
@@ -155,7 +155,10 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_a
                              f"{distribution}")
         variance = jnp.array(scale / denominators[mode](), dtype=dtype)
         if _dt.issubdtype(dtype, _onp.complexfloating) and distribution != "normal":
-            return _complex_polar(key, shape, dtype, distribution) * jnp.sqrt(variance)
+            stddev = jnp.sqrt(variance)
+            if distribution == "truncated_normal":    # (JAX's order: scaled once)
+                stddev = stddev / jnp.array(_COMPLEX_TRUNC_STD, dtype)
+            return _complex_polar(key, shape, dtype, distribution) * stddev
         if distribution == "truncated_normal":
             stddev = jnp.sqrt(variance) / jnp.array(_TRUNC_STD, dtype)
             return random.truncated_normal(key, -2, 2, shape, dtype) * stddev
