@@ -26,12 +26,14 @@ from mjax.dialect.values import set_bools
 from mjax.specs.dtypes import hitype_rules
 from mjax.tracing.hijax_lowering import CapturedHiError, has_hi, value_and_grad_hi, vjp_hi
 from mjax.jit.jitted import Jitted
+from mjax.lax.elementwise import as_array
 from mjax.lax.sharding import pin_unreduced
 from mjax.passes import PassError
 from mjax.passes.weak_cotangents import WEAK_RESULTS, cotangent_weak_types
 from mjax.arrays.placement import cotangent_in_memory
 from mjax.passes.autodiff import trace_bwd_rules_now, vjp_functions
 from mjax.passes.ir_util import functions_text
+from mjax.passes.rules.control_flow_ad import WhileReverseError
 from mjax.arrays.sharding_types import set_cotangent_types
 from mjax.tracing.staging import call_args, emit, emit_call
 from mjax.base.traceback_util import api_boundary
@@ -531,11 +533,16 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     ref_primal = next((a for a in avals if type(a) is RefAval and _dt.is_inexact(a.dtype)),
                       None)
     if ref_primal is not None:
-        return _vjp_of_ref_primal(fun, primals, has_aux, ref_primal)
+        return _vjp_raising(fun, primals, has_aux, lambda: _ref_primal_error(ref_primal))
     aux_objects: dict = {}
+    user_fun = fun
     if has_aux:
         fun = _aux_objects_apart(fun, aux_objects)
-    split = _Split(fun, primals, diff_args, has_aux, "vjp")
+    try:
+        split = _Split(fun, primals, diff_args, has_aux, "vjp")
+    except WhileReverseError as e:     # (JAX: raised by the pullback, not by vjp)
+        primals = tree_util.tree_map(as_array, primals)  # (arrays, as JAX's tracers act)
+        return _vjp_raising(user_fun, primals, has_aux, lambda err=e: err)
     out = tree_util.tree_unflatten(split.out_tree, split.outs)
     f = _LinearPartial(_LinearFun(split, fun), *split.args, *getattr(split, "opaque", ()))
     if has_aux:
@@ -543,16 +550,16 @@ def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     return out, f
 
 
-class _RefPrimalVjp:
-    """The linear map of a vjp over a float Ref primal: it cannot run (as in JAX 0.10.2,
-    whose backward pass hands the ref's accumulator a plain array)."""
+class _RaisingVjp:
+    """The linear map of a vjp that cannot run: calling it raises `error()` (JAX runs
+    the forward pass and raises when the pullback is called)."""
     kind = "vjp"
 
-    def __init__(self, ref_aval, in_tree):
-        self.ref_aval, self.in_tree = ref_aval, in_tree
+    def __init__(self, error, in_tree):
+        self.error, self.in_tree = error, in_tree
 
     def __call__(self, *args, markers=None):
-        raise _ref_primal_error(self.ref_aval)
+        raise self.error()
 
 
 def _ref_primal_error(ref_aval) -> ValueError:
@@ -560,12 +567,12 @@ def _ref_primal_error(ref_aval) -> ValueError:
                       f"{ref_aval.inner_aval.strip_weak_type()}")
 
 
-def _vjp_of_ref_primal(fun, primals, has_aux, ref_aval):
-    """vjp over a Ref primal: the forward pass runs (writing the refs), and the function
-    returned raises when called, as JAX 0.10.2's does."""
+def _vjp_raising(fun, primals, has_aux, error):
+    """vjp whose forward pass runs (writing any refs) and whose function raises `error()`
+    when called: over a Ref primal, as JAX 0.10.2's; through a while loop."""
     out = fun(*primals)
     leaves, in_tree = trace_trees.tree_flatten(tuple(primals))
-    f = _LinearPartial(_RefPrimalVjp(ref_aval, in_tree), *leaves)
+    f = _LinearPartial(_RaisingVjp(error, in_tree), *leaves)
     if has_aux:
         if not isinstance(out, tuple) or len(out) != 2:
             raise TypeError(f"expected function with aux output to return a two-element "

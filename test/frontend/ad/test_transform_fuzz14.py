@@ -128,3 +128,21 @@ def test_make_jaxpr_scan_params(prog):
         return [(e.primitive.name, sorted(e.params)) for e in cj.jaxpr.eqns]
     want, got = _both(eqns)
     assert got == want
+
+
+# ---- vjp through a while loop: the forward pass runs, the pullback raises -------------
+def _while_vjp(J, N, has_aux=False):
+    def f(a):
+        out = J.lax.while_loop(lambda c: c.sum() < 100., lambda c: c * 1.5 + N.sin(c), a)
+        return (out, {"k": a.sum()}) if has_aux else out
+    return J.vjp(f, X[0], has_aux=has_aux)
+
+
+@pytest.mark.parametrize("has_aux", [False, True])
+def test_vjp_of_while_loop_runs_forward(has_aux):
+    _same(lambda J, N: (lambda r: (r[0],) + tuple(r[2:]))(_while_vjp(J, N, has_aux)))
+
+
+def test_vjp_of_while_loop_pullback_raises():
+    _raises_as_jax(lambda J, N: _while_vjp(J, N)[1](X[0]),
+                   "Reverse-mode differentiation does not work for lax.while_loop")
