@@ -53,16 +53,24 @@ digamma = _unary("digamma", lax.digamma, "d/dx log Gamma(x).")
 expit = _unary("expit", lax.logistic, "The logistic sigmoid 1 / (1 + exp(-x)).")
 
 
+def _one(x):
+    """1 of x's dtype, as JAX's _lax_const: a Python scalar for a weakly typed scalar x
+    (the result stays weak), else a typed NumPy constant."""
+    if getattr(x, "weak_type", False) and np.ndim(x) == 0:
+        return 1.0 if jnp.issubdtype(x.dtype, np.floating) else 1 + 0j
+    return np.array(1, x.dtype)
+
+
 @custom_jvp
 def _logit(x):
-    return lax.log(lax.div(x, lax.sub(np.array(1, x.dtype), x)))
+    return lax.log(lax.div(x, lax.sub(_one(x), x)))
 
 
 @_logit.defjvp
 def _logit_jvp(primals, tangents):
     # d logit = t / (x (1 - x)), JAX's custom derivative (the same bits)
     (x,), (t,) = primals, tangents
-    return _logit(x), lax.div(t, lax.mul(x, lax.sub(np.array(1, x.dtype), x)))
+    return _logit(x), lax.div(t, lax.mul(x, lax.sub(_one(x), x)))
 
 
 logit = _unary("logit", _logit, "log(x / (1 - x)), the inverse of expit.")

@@ -20,9 +20,15 @@ def promote(name, *args):
     return [o if jnp.ndim(o) == rank else lax.broadcast_to_rank(o, rank) for o in out]
 
 
+_PY_SCALAR = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
 def const(x, value):
     """`value` as a NumPy constant of x's dtype (a literal of the program, as JAX's
-    _lax_const; a device array would be a runtime argument, which XLA cannot fold)."""
+    _lax_const; a device array would be a runtime argument, which XLA cannot fold). For
+    a weakly typed scalar x it is a Python scalar, as JAX's, so the result stays weak."""
+    if getattr(x, "weak_type", False) and np.ndim(x) == 0:
+        return _PY_SCALAR[np.dtype(x.dtype).kind](value)
     return np.array(value, dtype=x.dtype)
 
 

@@ -1,9 +1,10 @@
 """The Bernoulli distribution (JAX's `jax.scipy.stats.bernoulli`)."""
 from __future__ import annotations
 
+from mjax import lax
 from mjax import numpy as jnp
 from mjax.scipy import special
-from mjax.scipy.stats._util import promote
+from mjax.scipy.stats._util import const, promote
 
 
 def logpmf(k, p, loc=0):
@@ -11,9 +12,11 @@ def logpmf(k, p, loc=0):
     outside.
     JAX: jax.scipy.stats.bernoulli.logpmf."""
     k, p, loc = promote("bernoulli.logpmf", k, p, loc)
-    x = k - loc
-    value = special.xlogy(x, p) + special.xlog1py(1 - x, -p)
-    return jnp.where((x < 0) | (x > 1), -jnp.inf, value)
+    # JAX's typed constants: the result is weak only if k is
+    zero, one = const(k, 0), const(k, 1)
+    x = lax.sub(k, loc)
+    value = special.xlogy(x, p) + special.xlog1py(lax.sub(one, x), -p)
+    return jnp.where(jnp.logical_or(lax.lt(x, zero), lax.gt(x, one)), -jnp.inf, value)
 
 
 def pmf(k, p, loc=0):
@@ -25,8 +28,10 @@ def cdf(k, p):
     """0 below 0, 1 - p on [0, 1), 1 from 1; NaN for p outside [0, 1].
     JAX: jax.scipy.stats.bernoulli.cdf."""
     k, p = promote("bernoulli.cdf", k, p)
-    value = jnp.where(k < 0, 0.0, jnp.where(k < 1, 1 - p, 1.0))
-    return jnp.where((p < 0) | (p > 1) | jnp.isnan(k), jnp.nan, value)
+    zero, one = const(k, 0), const(k, 1)     # (JAX's typed constants: weak only if k is)
+    conds = [jnp.isnan(k) | jnp.isnan(p) | (p < zero) | (p > one), lax.lt(k, zero),
+             jnp.logical_and(lax.ge(k, zero), lax.lt(k, one)), lax.ge(k, one)]
+    return jnp.select(conds, [jnp.nan, zero, one - p, one])
 
 
 def ppf(q, p):

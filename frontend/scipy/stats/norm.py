@@ -51,11 +51,12 @@ def logsf(x, loc=0, scale=1):
 
 def ppf(q, loc=0, scale=1):
     """The quantile function (inverse cdf). JAX: jax.scipy.stats.norm.ppf."""
-    q, loc, scale = promote("norm.ppf", q, loc, scale)
-    return special.ndtri(q) * scale + loc
+    # (as JAX's: q goes to ndtri unpromoted, so integers raise its TypeError, and the
+    # result is cast to the default float dtype)
+    return jnp.asarray(special.ndtri(q) * scale + loc, float)
 
 
 def isf(q, loc=0, scale=1):
     """The inverse survival function. JAX: jax.scipy.stats.norm.isf."""
-    q, loc, scale = promote("norm.isf", q, loc, scale)
-    return -special.ndtri(q) * scale + loc
+    q = jnp.asarray(q)
+    return ppf(lax.sub(const(q, 1), q), loc, scale)     # JAX's ppf(1 - q)

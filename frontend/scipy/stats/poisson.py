@@ -26,9 +26,10 @@ def pmf(k, mu, loc=0):
 def cdf(k, mu, loc=0):
     """P(K <= k) = Q(floor(k) + 1, mu); 0 below 0. JAX: jax.scipy.stats.poisson.cdf."""
     k, mu, loc = promote("poisson.cdf", k, mu, loc)
-    x = k - loc
-    p = special.gammaincc(jnp.floor(1 + jnp.maximum(x, 0)), mu)
-    return jnp.where(x < 0, 0.0, p)
+    zero = const(k, 0)     # (JAX's typed constant: the result is weak only if k is)
+    x = lax.sub(k, loc)
+    p = special.gammaincc(jnp.floor(1 + x), mu)
+    return jnp.where(lax.lt(x, zero), zero, p)
 
 
 def entropy(mu, loc=0):
