@@ -1,6 +1,6 @@
-"""The weak types of custom_vjp cotangents, as the frontend learns them (which
-cotangents of a reverse-mode differentiation are weakly typed is an analysis of the
-traced module: passes/weak_cotangents.py, which reads what `record_bwd` notes).
+"""The types of custom rules' tangents and cotangents (JAX's checks), and the weak
+types of custom_vjp cotangents, as the frontend learns them (which cotangents of a
+reverse-mode differentiation are weakly typed is an analysis of the traced module: passes/weak_cotangents.py, which reads what `record_bwd` notes).
 
 `record_bwd` notes on a custom_vjp call's record the weak types of the cotangents its
 bwd returned, for the analysis to read; `input_cotangent` is a bwd rule's cotangent for
@@ -67,6 +67,34 @@ def check_shapes(g_leaves, in_avals, in_tree) -> None:
             f"{_short(a)}, so the shapes do not match")
 
 
+def jvp_tangents(t_leaves, o_avals, zeros) -> list:
+    """A custom_jvp rule's tangents of the inexact outputs `o_avals` (zeros for a float0
+    or symbolic zero); JAX's TypeError when one's shape or dtype is not its primal's
+    (weak types aside). Tangents of integer outputs are dropped."""
+    bad, out = [], []
+    for t, a in zip(t_leaves, o_avals):
+        if not _inexact_aval(a):
+            continue
+        if t is None or is_float0(t) or isinstance(t, SymbolicZero):
+            out.append(zeros(a, False))
+            continue
+        got = aval_of_value(t)
+        if (tuple(got.shape), got.dtype) != (tuple(a.shape), a.dtype):
+            bad.append((a, got))
+        out.append(t)     # (of the output's dtype: a weak tangent stays weak, as JAX's)
+    if len(bad) == 1 and len(o_avals) == 1:
+        (a, got), = bad
+        raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with "
+                        f"corresponding shapes and dtypes. Expected {_short(a)} (tangent "
+                        f"type of {_short(a)}) but got {_short(got)}.")
+    if bad:
+        raise TypeError("Custom JVP rule must produce primal and tangent outputs with "
+                        "corresponding shapes and dtypes, but got:\n" + "\n".join(
+                            f"  primal {_short(a)} with tangent {_short(g)}, expecting "
+                            f"tangent {_short(a)}" for a, g in bad))
+    return out
+
+
 def _short(aval) -> str:
     return f"{np.dtype(aval.dtype).name}[{','.join(map(str, aval.shape))}]"
 
@@ -80,4 +108,4 @@ def input_cotangent(g, aval, convert, zeros):
     return g if aval_of_value(g).dtype == aval.dtype else convert(g, aval.dtype)
 
 
-__all__ = ["check_shapes", "input_cotangent", "record_bwd"]
+__all__ = ["check_shapes", "input_cotangent", "jvp_tangents", "record_bwd"]

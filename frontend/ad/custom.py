@@ -46,7 +46,6 @@ from mjax.dialect.attributes import Symbol
 from mjax.dialect.functions import lookup
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.ops.structural import ConstantOp
-from mjax.specs.float0 import is_float0 as _is_float0
 from mjax.passes import custom_rules
 from mjax.passes.ir_util import nested_ops
 from mjax.tracing.primitive import tangent_aval
@@ -489,13 +488,7 @@ class custom_jvp(_CustomRules):
                                 f"{[a.str_short() for a in o_avals]}.")
             call.out_tree = o_tree
             call.zero_outs = {i for i, t in enumerate(t_leaves) if isinstance(t, SymbolicZero)}
-            t_out = []   # (a tangent of the output's dtype as it is, as JAX's)
-            for t, a in zip(t_leaves, o_avals):
-                if _is_inexact(a):
-                    t_out.append(_zeros(a, False) if _is_float0(t) or isinstance(t, SymbolicZero)
-                                 else t if aval_of_value(t).dtype == a.dtype  # (weak kept)
-                                 else lax_convert(t, a.dtype))
-            return list(o_leaves) + t_out
+            return list(o_leaves) + cotangent_types.jvp_tangents(t_leaves, o_avals, _zeros)
         return rule
 
     def _rule_function(self, call, module, g_tr) -> str:

@@ -231,7 +231,7 @@ def _aux_objects_apart(fun, box: dict):
     it returns, and kept in `box`."""
     def apart(*args, **kwargs):
         out = fun(*args, **kwargs)
-        if not isinstance(out, tuple) or len(out) != 2:
+        if not isinstance(out, (list, tuple)) or len(out) != 2:
             return out      # (the aux-pair check reports it)
         leaves, box["tree"] = trace_trees.tree_flatten(out[1])
         box["objects"], traced = set_apart(leaves, lambda x: not isinstance(x, Tracer))
@@ -574,7 +574,7 @@ def _vjp_raising(fun, primals, has_aux, error):
     leaves, in_tree = trace_trees.tree_flatten(tuple(primals))
     f = _LinearPartial(_RaisingVjp(error, in_tree), *leaves)
     if has_aux:
-        if not isinstance(out, tuple) or len(out) != 2:
+        if not isinstance(out, (list, tuple)) or len(out) != 2:
             raise TypeError(f"expected function with aux output to return a two-element "
                             f"tuple, but got type {type(out)} with value {out}")
         return out[0], f, out[1]

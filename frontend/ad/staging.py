@@ -514,7 +514,7 @@ def _check_callable(fun):
 
 def _check_aux_pair(out_tree, out_avals):
     out = tree_util.tree_unflatten(out_tree, [_AvalLeaf(a) for a in out_avals])
-    if not isinstance(out, tuple) or len(out) != 2:
+    if not isinstance(out, (list, tuple)) or len(out) != 2:
         raise TypeError(f"expected function with aux output to return a two-element tuple, "
                         f"but got type {type(out)} with value {out}")
     return out_tree.children()[0]

@@ -146,3 +146,62 @@ def test_vjp_of_while_loop_runs_forward(has_aux):
 def test_vjp_of_while_loop_pullback_raises():
     _raises_as_jax(lambda J, N: _while_vjp(J, N)[1](X[0]),
                    "Reverse-mode differentiation does not work for lax.while_loop")
+
+
+# ---- custom_jvp rules whose tangents are not typed as their primals --------------------
+_BAD_TANGENTS = {
+    "dtype": lambda N, p, t: (N.sin(p[0]), (t[0] * 2).astype(N.float16)),
+    "shape": lambda N, p, t: (N.sin(p[0]), (t[0] * 2)[0]),
+    "python_float": lambda N, p, t: (N.sin(p[0]), 2.0),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_BAD_TANGENTS))
+def test_custom_jvp_tangent_type_mismatch(kind):
+    def run(J, N):
+        @J.custom_jvp
+        def f(a):
+            return N.sin(a)
+        f.defjvp(lambda p, t: _BAD_TANGENTS[kind](N, p, t))
+        return J.jvp(f, (X[0],), (X[0],))
+    _raises_as_jax(run, r"corresponding shapes and dtypes\. Expected float32\[3\] \(tangent "
+                        r"type of float32\[3\]\) but got")
+
+
+def test_custom_jvp_tangent_mismatch_several_outputs():
+    def run(J, N):
+        @J.custom_jvp
+        def f(a):
+            return N.sin(a), a * 2
+        f.defjvp(lambda p, t: ((N.sin(p[0]), p[0] * 2), (t[0][0], t[0].astype(N.float16))))
+        return J.grad(lambda a: f(a)[0].sum())(X[0])
+    _raises_as_jax(run, r"primal float32\[3\] with tangent float32\[\], expecting tangent "
+                        r"float32\[3\]\n  primal float32\[3\] with tangent float16\[3\]")
+
+
+def test_custom_jvp_python_float_tangent_of_scalar():
+    def run(J, N):
+        @J.custom_jvp
+        def f(a):
+            return N.sin(a)
+        f.defjvp(lambda p, t: (N.sin(p[0]), 2.0))
+        return J.grad(f)(np.float32(1.))
+    _same(run)
+
+
+# ---- has_aux accepts a two-element list, as JAX ---------------------------------------
+_AUX_LIST = {
+    "grad": lambda J, N: J.grad(lambda a: [N.sum(a), a], has_aux=True)(X),
+    "value_and_grad": lambda J, N: J.value_and_grad(
+        lambda a: [N.sum(a), {"q": a}], has_aux=True)(X),
+    "jacrev": lambda J, N: J.jacrev(lambda a: [a * 2, a], has_aux=True)(X[0]),
+    "jacfwd": lambda J, N: J.jacfwd(lambda a: [a * 2, a + 1], has_aux=True)(X[0]),
+    "jvp": lambda J, N: J.jvp(lambda a: [a * 2, a + 1], (X,), (X,), has_aux=True),
+    "vjp": lambda J, N: (lambda r: (r[0], r[1](X), r[2]))(
+        J.vjp(lambda a: [a * 2, a], X, has_aux=True)),
+}
+
+
+@pytest.mark.parametrize("api", sorted(_AUX_LIST))
+def test_has_aux_list_pair(api):
+    _same(_AUX_LIST[api])
