@@ -100,7 +100,7 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, precision=N
 
 
 def fftconvolve(in1, in2, mode="full", axes=None):
-    """Convolution by FFT over `axes` (all by default; other axes broadcast).
+    """Convolution by FFT over `axes` (all by default; the other axes must agree).
     JAX: jax.scipy.signal.fftconvolve."""
     if mode not in _MODES:
         raise ValueError(f"fftconvolve: mode must be one of {list(_MODES)}; got {mode!r}")
@@ -110,6 +110,10 @@ def fftconvolve(in1, in2, mode="full", axes=None):
         raise ValueError("in1 and in2 should have the same dimensionality")
     axes = tuple(range(in1.ndim)) if axes is None else tuple(
         a % in1.ndim for a in _onp.atleast_1d(axes))
+    # (JAX maps its transform over the other axes, which must then agree: no broadcasting)
+    if any(in1.shape[i] != in2.shape[i] for i in set(range(in1.ndim)) - set(axes)):
+        raise ValueError(f"mapped axes must have same shape; got in1.shape={in1.shape} "
+                         f"in2.shape={in2.shape} axes={axes}")
     if mode == "valid":
         bigger = all(in1.shape[a] >= in2.shape[a] for a in axes)
         if not bigger:

@@ -96,3 +96,16 @@ def test_norm_ppf_integer_raises():
         jax.scipy.stats.norm.ppf(1)
     with pytest.raises(TypeError):
         mjax.scipy.stats.norm.ppf(1)
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_fftconvolve_mapped_axes_must_agree(mode):
+    a, b = np.ones((6, 7), np.float32), np.ones((3, 1), np.float32)
+    with pytest.raises(ValueError, match="mapped axes"):
+        jax.scipy.signal.fftconvolve(a, b, mode=mode, axes=0)
+    with pytest.raises(ValueError, match="mapped axes"):
+        mjax.scipy.signal.fftconvolve(a, b, mode=mode, axes=0)
+    b = np.ones((3, 7), np.float32)
+    np.testing.assert_allclose(mjax.scipy.signal.fftconvolve(a, b, mode=mode, axes=0),
+                               jax.scipy.signal.fftconvolve(a, b, mode=mode, axes=0),
+                               rtol=1e-6)
