@@ -5,13 +5,16 @@ integer and bool arrays have no NaNs and go straight through. JAX: jax.numpy.nan
 """
 from __future__ import annotations
 
+from mjax import lax
 from mjax.specs import dtypes as _dt
+from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy import reductions
 from mjax.numpy.arguments import no_out
 from mjax.numpy.conversion import asarray, astype
 from mjax.numpy.creation import full_like
 from mjax.numpy.elementwise import isnan, logical_and, logical_not, maximum, sqrt, where_xy
-from mjax.numpy.reductions import argmax, argmin, cumprod, cumsum, mean, prod
+from mjax.numpy.reductions import (argmax, argmin, cumprod, cumsum, mean, prod,
+                                   traced_number)
 from mjax.numpy.scalar_types import inf, nan
 
 
@@ -90,13 +93,19 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
         valid = logical_and(valid, where)
     total = reductions.sum(_fill_nan(a, 0), axis=axis, dtype=dtype, keepdims=keepdims, where=valid)
     count = reductions.sum(valid, axis=axis, keepdims=keepdims, dtype=dtype)
-    return total / count
+    # (lax.div, as JAX: an integer `dtype` divides as integers, a bool one is refused)
+    return lax.div(total, count)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
            mean=None):
     """Variance of the non-NaN entries (about `mean`, if given: the mean computed with
     keepdims=True), computed in float32 for half floats. JAX: jax.numpy.nanvar."""
+    return _nanvar(a, axis, dtype, out, traced_number(ddof), keepdims, where, mean)
+
+
+@fused_when_eager   # (one program, as JAX's jitted nanvar; ddof an argument of it)
+def _nanvar(a, axis, dtype, out, ddof, keepdims, where, mean):
     no_out("nanvar", out)
     a = asarray(a)
     compute, result = reductions._var_dtypes(a.dtype, dtype)
@@ -119,8 +128,12 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
            mean=None):
     """Standard deviation of the non-NaN entries. JAX: jax.numpy.nanstd."""
-    return sqrt(nanvar(a, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                       where=where, mean=mean))
+    return _nanstd(a, axis, dtype, out, traced_number(ddof), keepdims, where, mean)
+
+
+@fused_when_eager
+def _nanstd(a, axis, dtype, out, ddof, keepdims, where, mean):
+    return sqrt(_nanvar(a, axis, dtype, out, ddof, keepdims, where, mean))
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):

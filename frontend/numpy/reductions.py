@@ -23,6 +23,7 @@ from mjax.numpy.promotion import broadcast_shapes, broadcast_to, jit_arguments, 
 from mjax.numpy.scalar_types import bool_
 from mjax.numpy.shaping import concatenate, ravel, reshape, transpose
 from mjax.dialect.shape_poly import is_symbolic_dim
+from mjax.tracing.core import _state as trace_state
 
 
 _HALF = (_onp.dtype(_onp.float16), _onp.dtype(_dt.bfloat16))
@@ -82,14 +83,12 @@ def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=N
             # (masked elements are the identity; initial is applied once, below: max and
             # min have no identity and take initial, which they absorb)
             a = _where_identity(a, where, initial if identity is None else identity(a.dtype))
-        if a.dtype == _onp.bool_ and bool_fn is not None:
-            res = bool_fn(a, axes)
-        else:
-            if name in ("max", "min") and builtins.any(a.shape[i] == 0 for i in axes) \
-                    and initial is None:
-                raise ValueError(f"zero-size array to reduction operation {name} which has "
-                                 f"no identity")
-            res = lax_fn(a, axes)
+        if name in ("max", "min") and builtins.any(a.shape[i] == 0 for i in axes) \
+                and initial is None:   # (bool arrays too, as JAX)
+            raise ValueError(f"zero-size array to reduction operation {name} which has "
+                             f"no identity")
+        res = bool_fn(a, axes) if a.dtype == _onp.bool_ and bool_fn is not None else \
+            lax_fn(a, axes)
         if initial is not None:
             # (initial takes the computation dtype, as in JAX: an integer sum with
             # initial=3.25 adds 3)
@@ -209,10 +208,25 @@ def _squared_magnitude(d):
         lax.square(d)
 
 
-@fused_when_eager
+def traced_number(x):
+    """A Python number that JAX's jitted function takes as a traced argument (var's
+    ddof): eagerly a NumPy scalar array, so the fused program takes it as an argument as
+    JAX's does; a constant would be folded (XLA turns a division by a constant into a
+    multiplication by its reciprocal, rounding otherwise than JAX's eager division)."""
+    if type(x) in (int, float) and not trace_state.stack:
+        return _onp.asarray(x)
+    return x
+
+
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
-    (ddof,) = jit_arguments(_correction(ddof, correction))   # (a traced argument in JAX)
+    return _var(a, axis, dtype, out, traced_number(_correction(ddof, correction)), keepdims,
+                where=where, mean=mean)
+
+
+@fused_when_eager
+def _var(a, axis, dtype, out, ddof, keepdims, *, where=None, mean=None):
+    (ddof,) = jit_arguments(ddof)   # (a traced argument in JAX)
     no_out("var", out)
     check_arraylike("var", a)
     a = asarray(a)
@@ -234,12 +248,16 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return where_xy(normalizer > 0, res, _onp.nan)
 
 
-@fused_when_eager
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
+    return _std(a, axis, dtype, out, traced_number(_correction(ddof, correction)), keepdims,
+                where=where, mean=mean)
+
+
+@fused_when_eager
+def _std(a, axis, dtype, out, ddof, keepdims, *, where=None, mean=None):
     check_arraylike("std", a)
-    return sqrt(var(a, axis, dtype, out, ddof=_correction(ddof, correction),
-                    keepdims=keepdims, where=where, mean=mean))
+    return sqrt(_var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean))
 
 
 def _correction(ddof, correction):
