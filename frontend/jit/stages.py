@@ -47,7 +47,7 @@ class ClosedJaxpr(jaxpr_objects.ClosedJaxpr):
 
     def __init__(self, traced: TracedFunction):
         self._traced = traced
-        self.in_avals = traced.in_avals
+        self.in_avals = list(traced.arg_avals)    # (with their weak types, as JAX's)
         self.out_avals = traced.out_avals
         self.consts = list(traced.captured)
         self._mesh = get_abstract_mesh()    # (explicit mode prints sharding types)
@@ -79,6 +79,9 @@ class ClosedJaxpr(jaxpr_objects.ClosedJaxpr):
     def jaxpr(self) -> jaxpr_objects.Jaxpr:
         jaxpr = jaxpr_objects.read_function(self._func.regions[0].blocks[0],
                                             len(self._traced.captured))
+        for v, a in zip(jaxpr.invars, self.in_avals):   # (the IR's types carry no weak flag)
+            if a.weak_type and v.aval == a.strip_weak_type():
+                v.aval = a
         jaxpr._text = self._pretty
         return jaxpr
 

@@ -205,3 +205,17 @@ _AUX_LIST = {
 @pytest.mark.parametrize("api", sorted(_AUX_LIST))
 def test_has_aux_list_pair(api):
     _same(_AUX_LIST[api])
+
+
+# ---- make_jaxpr / trace: a weakly typed argument's aval stays weak ---------------------
+@pytest.mark.parametrize("how", ["make_jaxpr", "make_jaxpr_invars", "trace"])
+def test_weak_argument_avals(how):
+    def avals(J, N):
+        f = lambda a, b: a * b
+        if how == "trace":
+            return [str(a) for a in J.jit(f).trace(X, 1.).jaxpr.in_avals]
+        cj = J.make_jaxpr(f)(X, 1.)
+        avs = cj.jaxpr.in_avals if how == "make_jaxpr_invars" else cj.in_avals
+        return [(str(a), a.weak_type) for a in avs]
+    want, got = _both(avals)
+    assert got == want
