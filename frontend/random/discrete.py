@@ -119,8 +119,8 @@ def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
 
 @_jit(("shape", "dtype"))
 def _rademacher(key, shape, dtype):
-    b = staged(_bernoulli, key, jnp.asarray(np.float32(0.5)), shape=shape,
-               mode="low").astype(dtype)
+    # (p is JAX's Python 0.5: the default float, float64 under x64, draws the uniforms)
+    b = staged(_bernoulli, key, jnp.asarray(0.5), shape=shape, mode="low").astype(dtype)
     return (2 * b - 1).astype(dtype)
 
 

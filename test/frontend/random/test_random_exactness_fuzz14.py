@@ -71,3 +71,26 @@ def test_unsafe_rbg_split_nested_vmap():
         keys = L.random.split(L.random.key(4, impl="unsafe_rbg"), (2, 3))
         return L.vmap(L.vmap(lambda k: L.random.split(k)))(keys)
     _same_keys(f(jax), f(mjax))
+
+
+@pytest.fixture
+def x64():
+    jax.config.update("jax_enable_x64", True)
+    mjax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", False)
+    mjax.config.update("jax_enable_x64", False)
+
+
+@pytest.mark.parametrize("sampler", [
+    lambda L: L.random.rademacher(L.random.key(11), (8,)),
+    lambda L: L.random.rademacher(L.random.key(11), (8,), dtype="float32"),
+    lambda L: L.random.generalized_normal(L.random.key(11), 1.5, (5,)),
+    lambda L: L.random.ball(L.random.key(11), 3),
+    lambda L: L.random.double_sided_maxwell(L.random.key(11), 0., 1., (4,), dtype="float64"),
+], ids=["rademacher", "rademacher_f32", "generalized_normal", "ball", "dsmaxwell"])
+def test_rademacher_under_x64(sampler, x64):
+    # JAX's rademacher is bernoulli(p=0.5): a Python float, so float64 uniforms under x64
+    a, b = sampler(jax), sampler(mjax)
+    assert a.dtype == b.dtype
+    assert _bits(a) == _bits(b)
