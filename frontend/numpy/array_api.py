@@ -175,8 +175,13 @@ def _unreduced_call(args, kwargs) -> bool:
                (a._sharding.spec.unreduced or a._sharding.spec.reduced) for a in args)
 
 
-def fused_when_eager(fn):
-    """`fn`, run as one jit-compiled program when no argument is being traced."""
+def fused_when_eager(fn=None, *, traced=()):
+    """`fn`, run as one jit-compiled program when no argument is being traced.
+    `traced`: positions of parameters JAX's jitted function traces: a Python number there
+    is an argument of the program (weakly typed), not a constant XLA would fold (pow(x, 3)
+    would become x*x*x, rounding otherwise than JAX's eager call)."""
+    if fn is None:
+        return functools.partial(fused_when_eager, traced=traced)
     # A function that needs concrete values (data-dependent shapes) runs op by op instead.
     needs_values = (errors.ConcretizationTypeError, errors.TracerIntegerConversionError,
                     errors.TracerArrayConversionError)
@@ -244,7 +249,8 @@ def fused_when_eager(fn):
         if config.read("jax_disable_jit") or any(
                 isinstance(leaf, Tracer) for leaf in tree_leaves((args, kwargs))):
             return fn(*args, **kwargs)
-        static_pos = tuple(i for i, a in enumerate(args) if not holds_array(a))
+        static_pos = tuple(i for i, a in enumerate(args) if not (
+            holds_array(a) or (i in traced and type(a) in (bool, int, float, complex))))
         # (static keywords are bound in a partial: jit's static_argnames would look them up
         # by position in the signature, which *args functions such as meshgrid do not have)
         static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if not holds_array(v)))

@@ -318,6 +318,8 @@ def invert(x, /):
 bitwise_not = bitwise_invert = invert
 
 
+@fused_when_eager   # (one program, as JAX's: XLA makes the division by 10**decimals a
+#                    multiplication by its reciprocal)
 def round(a, decimals=0, out=None):  # noqa: A001
     no_out("round", out)
     (a,) = promote("round", a)
@@ -371,7 +373,7 @@ def _float_divmod(x1, x2):
     return lax.round(div), mod     # (away from zero, as JAX)
 
 
-@fused_when_eager
+@fused_when_eager(traced=(0, 1))
 def floor_divide(x1, x2, /):
     x1, x2 = _numeric("floor_divide", x1, x2, promote_ranks)   # (scalars stay: JAX's)
     if _dt.issubdtype(x1.dtype, _onp.unsignedinteger):
@@ -387,7 +389,7 @@ def floor_divide(x1, x2, /):
     return _float_divmod(x1, x2)[0]
 
 
-@fused_when_eager
+@fused_when_eager(traced=(0, 1))
 def remainder(x1, x2, /):
     """x1 mod x2 with the sign of x2 (NumPy's %); as JAX's, a scalar divisor stays one."""
     x1, x2 = _numeric("remainder", x1, x2, promote_ranks)
@@ -402,7 +404,7 @@ def remainder(x1, x2, /):
 mod = remainder
 
 
-@fused_when_eager
+@fused_when_eager(traced=(0, 1))
 def fmod(x1, x2, /):
     x1, x2 = promote("fmod", x1, x2)
     if _dt.issubdtype(x1.dtype, _onp.integer):
@@ -412,7 +414,7 @@ def fmod(x1, x2, /):
     return lax.rem(x1, x2)
 
 
-@fused_when_eager
+@fused_when_eager(traced=(0, 1))
 def divmod(x1, x2, /):  # noqa: A001
     x1, x2 = _numeric("divmod", x1, x2)
     if _dt.issubdtype(x1.dtype, _onp.integer):
@@ -499,7 +501,7 @@ def _integer_power(x, y):
     return acc
 
 
-@fused_when_eager
+@fused_when_eager(traced=(0, 1))
 def float_power(x1, x2, /):
     x1, x2 = promote("float_power", x1, x2, inexact=True)
     return lax.pow(x1, x2)
@@ -529,7 +531,7 @@ def _weak_if_all_weak(out, *inputs):
     return _strong(out) if _weak_input(out) else out
 
 
-@fused_when_eager
+@fused_when_eager(traced=(0, 1))
 def hypot(x1, x2, /):
     """sqrt(x1**2 + x2**2) without overflow: max * sqrt(1 + (min/max)**2), inf where either
     is inf (even with a NaN: IEEE's and NumPy's hypot), JAX's formula op for op so results
@@ -612,7 +614,7 @@ def fmin(x1, x2):
     return where_xy(logical_or(less(x1, x2), isnan(x2)), x1, x2)
 
 
-@fused_when_eager
+@fused_when_eager(traced=(0, 1))
 def heaviside(x1, x2, /):
     weak = _weak_input(x1)
     x1, x2 = promote("heaviside", *jit_arguments(x1, x2), inexact=True, broadcast=False)

@@ -39,7 +39,7 @@ def signbit(x, /):
     return lax.convert_element_type(lax.shift_right_arithmetic(bits, shift), _onp.bool_)
 
 
-@fused_when_eager
+@fused_when_eager(traced=(0, 1))
 def copysign(x1, x2, /):
     x1, x2 = promote("copysign", *jit_arguments(x1, x2), inexact=True, broadcast=False)
     if _dt.issubdtype(x1.dtype, _onp.complexfloating):
@@ -48,7 +48,7 @@ def copysign(x1, x2, /):
     return where_xy(negative, lax.neg(lax.abs(x1)), lax.abs(x1))
 
 
-@fused_when_eager
+@fused_when_eager(traced=(0, 1))
 def ldexp(x1, x2, /):
     """x1 * 2**x2 for an integer x2, as JAX's: x2 converted to x1's float dtype and added
     to frexp's exponent, so a huge x2 saturates; 0 and infinities come back as they are."""

@@ -61,3 +61,28 @@ def test_empty_bool_extremum_is_refused(name):
     if name in ("max", "min"):
         _same(getattr(mnp, name)(e, axis=0, initial=True),
               getattr(jnp, name)(e, axis=0, initial=True))
+
+
+@pytest.mark.parametrize("decimals", [-1, 1, 2, 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.complex64])
+def test_round_decimals_rounds_as_jax_eagerly(decimals, dtype):
+    # (JAX's round is one program, where XLA divides by 10**decimals as a multiplication)
+    a = _data(dtype, decimals + 7).reshape(-1)
+    _same(mnp.round(a, decimals), jnp.round(a, decimals))
+    _same(mnp.around(a, decimals=decimals), jnp.around(a, decimals=decimals))
+
+
+@pytest.mark.parametrize("scalar", [3, 3.0, 0.5, True])
+@pytest.mark.parametrize("name", ["float_power", "floor_divide", "remainder", "fmod",
+                                  "hypot", "copysign", "heaviside"])
+def test_python_scalar_operand_is_a_program_argument(name, scalar):
+    # JAX's jitted function traces the scalar: XLA does not fold pow(x, 3) into x*x*x.
+    a = _data(np.float32, 3).reshape(-1)
+    _same(getattr(mnp, name)(a, scalar), getattr(jnp, name)(a, scalar))
+    _same(getattr(mnp, name)(scalar, a), getattr(jnp, name)(scalar, a))
+    c = _data(np.complex64, 4).reshape(-1)
+    if name == "float_power":
+        _same(mnp.float_power(c, scalar), jnp.float_power(c, scalar))
+    i = _data(np.int8, 5).reshape(-1)
+    if name in ("floor_divide", "remainder", "fmod"):
+        _same(getattr(mnp, name)(i, 3), getattr(jnp, name)(i, 3))   # (weak: stays int8)
