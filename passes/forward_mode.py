@@ -31,8 +31,8 @@ from mjax.passes.custom_rules import (bwd_part, custom_attribute, has_jvp_rule,
                                       materialize, rule_function, symbolic_zero_results)
 from mjax.passes.default_precision import READERS, under
 from mjax.passes.interpreter import Env, interpret
-from mjax.passes.ir_util import (callee_of, clone_into, dependent_results, entry_block,
-                                 set_results)
+from mjax.passes.ir_util import (VJP_FORWARD, callee_of, clone_into, dependent_results,
+                                 entry_block, set_results)
 from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.jaxpr_inline import inline_body
 from mjax.passes.name_stacks import wrap_scopes
@@ -296,6 +296,23 @@ class CustomVjpJvpError(PassError, TypeError):
         return "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
 
 
+def _original(ex, name: str) -> str:
+    """The function a vjp's forward part copied as @name (VJP_FORWARD), where it is
+    still there; else @name."""
+    mark = ex.fns.get(name).attributes
+    if VJP_FORWARD in mark and ir.StringAttr(mark[VJP_FORWARD]).value in ex.fns:
+        return ir.StringAttr(mark[VJP_FORWARD]).value
+    return name
+
+
+def _in_vjp_forward(op) -> bool:
+    """Whether `op` is in a function marked VJP_FORWARD (a vjp's forward part)."""
+    parent = op.operation.parent
+    while parent is not None and parent.name != "func.func":
+        parent = parent.parent
+    return parent is not None and VJP_FORWARD in parent.attributes
+
+
 def _custom_vjp_call_jvp(jvp: Jvp, op, pairs):
     ps, ts = _split(pairs)
     if all(t is None for t in ts):
@@ -305,6 +322,14 @@ def _custom_vjp_call_jvp(jvp: Jvp, op, pairs):
     if not jvp.linearize and has_jvp_rule(op):
         # (a hijax primitive with both rules: forward mode uses its jvp, as JAX's)
         return _custom_jvp_call_jvp(jvp, op, pairs)
+    if not jvp.linearize and _in_vjp_forward(op):
+        # A vjp's forward part runs fwd (JAX's primal outputs there are fwd's): an
+        # enclosing jvp differentiates fwd, its residuals dropped (jacfwd(jacrev(f))).
+        # (fwd itself is not a forward part: the custom_vjp calls in it refuse a jvp)
+        fwd = _original(jvp.ex, rule_function(
+            jvp.ex, op, "fwd", tuple(i for i, t in enumerate(ts) if t is None)))
+        jvp.ex.expand_function(fwd)
+        return _call_jvp(jvp, op, pairs, callee=fwd)[:len(op.results)]
     if not jvp.linearize:
         raise CustomVjpJvpError(op, f"'{op.operation.name}' op cannot apply forward-mode "
                                     f"autodiff (jvp) to the custom_vjp function @{callee}; "
@@ -440,7 +465,10 @@ def jvp_function(ex, name: str, diff_args=None, diff_results=None, where=None) -
 def expand_jvp_op(ex, op) -> None:
     """`jaxpr.jvp @f(primals, tangents)` -> `jaxpr.call @f_jvp(primals, tangents)`."""
     p = op.opview.params
-    new = jvp_function(ex, str(p["callee"]), p["diff_args"], p["diff_results"], where=op)
+    # (the user's jvp in a vjp's forward part differentiates the original, which JAX
+    # refuses where it reaches a custom_vjp call)
+    callee = _original(ex, str(p["callee"]))
+    new = jvp_function(ex, callee, p["diff_args"], p["diff_results"], where=op)
     ex.replace(op, ex.call(Builder(ir.InsertionPoint(op), op.location), new, op.operands))
 
 

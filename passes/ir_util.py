@@ -99,6 +99,11 @@ def child_ops(root) -> list[ir.Operation]:
 # each names: attributes are uniqued, and the same few arrays recur (dot_general's
 # dimension_numbers), so each is looked into once.
 _NESTING = (ir.ArrayAttr, ir.DictAttr, ir.SymbolRefAttr)
+# The mark of a vjp's forward part under a trace: copies of the traced function and its
+# callees (mjax.ad.linear_split), each holding the original's name; forward mode
+# differentiates their custom_vjp calls by the fwd rules (passes/forward_mode.py).
+# Functions derived from a marked one (batched, ...) keep the mark, with no name.
+VJP_FORWARD = "mjax.vjp_forward"
 _REFS_IN: dict = {}
 _MAX_REFS_IN = 4096
 
@@ -336,6 +341,8 @@ class FunctionTable:
             # (what fn.add_entry_block() does, from the types at hand: it reads them
             # back from the function type)
             block = fn.regions[0].blocks.append(*ins)
+        if VJP_FORWARD in after.attributes:
+            fn.attributes[VJP_FORWARD] = ir.StringAttr.get("")
         self.table[name] = fn.operation
         return fn.operation, block
 

@@ -31,7 +31,7 @@ from mjax.arrays.host_callbacks import errors_for_caller
 from mjax.tracing.lowering import compile_for_buffers
 from mjax.passes import custom_rules
 from mjax.passes.autodiff import linearize_functions, vjp_functions
-from mjax.passes.ir_util import FunctionTable, functions_text
+from mjax.passes.ir_util import VJP_FORWARD, FunctionTable, functions_text
 from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.rules.export import _clone_functions
 from mjax.passes.weak_cotangents import cotangent_weak_table
@@ -126,7 +126,22 @@ class _Split:
             if self.jit_split is not None:
                 self.outs = self.jit_split.forward(self.args, traced.out_avals)
             else:
-                self.outs = emit_call(traced.name, self.args, traced.out_avals)
+                self.outs = emit_call(self._forward_part(traced), self.args,
+                                      traced.out_avals)
+
+    def _forward_part(self, traced) -> str:
+        """The function the forward part calls under a trace: @f, or, under an enclosing
+        differentiation where f calls custom_vjp functions, a copy of f and its callees
+        marked VJP_FORWARD: a jvp of it differentiates their fwd rules, as JAX's vjp runs
+        fwd there (jacfwd(jacrev(f)), hessian), where a jvp of f itself raises."""
+        if not levels.depth():
+            return traced.name
+        text = functions_text(traced.module, [traced.name])
+        if _CUSTOM_VJP not in text:
+            return traced.name
+        prefix = f"{self.recipe.prefix}_fwd"
+        _clone_functions(traced.module.operation, text, prefix, VJP_FORWARD)
+        return f"{prefix}_{traced.name}"
 
     def _compile(self):
         traced = self.traced

@@ -38,9 +38,10 @@ def _enclosing_module(op: ir.Operation) -> ir.Operation:
     return op
 
 
-def _clone_functions(target: ir.Operation, text: str, prefix: str) -> str:
+def _clone_functions(target: ir.Operation, text: str, prefix: str, origin=None) -> str:
     """Parses `text` and moves its functions into `target` with `prefix` added to their
-    names (all private); returns the new name of its @main."""
+    names (all private; where `origin` names an attribute, each holds its old name
+    there); returns the new name of its @main."""
     module = ir.Module.parse(text)
     table = ir.SymbolTable(module.operation)
     funcs = [op.operation for op in module.body.operations
@@ -51,6 +52,8 @@ def _clone_functions(target: ir.Operation, text: str, prefix: str) -> str:
         ir.SymbolTable.replace_all_symbol_uses(old, new, module.operation)
         table.set_symbol_name(fn, new)
         fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        if origin is not None:
+            fn.attributes[origin] = ir.StringAttr.get(old)
         if MARK in fn.attributes:
             # What it was derived from was renamed too: a function of the target module
             # with the old name is another one, whose derived functions these are not.
