@@ -1,6 +1,7 @@
 """The types of custom rules' tangents and cotangents (JAX's checks), and the weak
 types of custom_vjp cotangents, as the frontend learns them (which cotangents of a
-reverse-mode differentiation are weakly typed is an analysis of the traced module: passes/weak_cotangents.py, which reads what `record_bwd` notes).
+reverse-mode differentiation are weakly typed is an analysis of the traced module:
+passes/weak_cotangents.py, which reads what `record_bwd` notes).
 
 `record_bwd` notes on a custom_vjp call's record the weak types of the cotangents its
 bwd returned, for the analysis to read; `input_cotangent` is a bwd rule's cotangent for
