@@ -177,7 +177,8 @@ def _unreduced_call(args, kwargs) -> bool:
 
 def fused_when_eager(fn=None, *, traced=()):
     """`fn`, run as one jit-compiled program when no argument is being traced.
-    `traced`: positions of parameters JAX's jitted function traces: a Python number there
+    `traced`: positions (and keyword names) of parameters JAX's jitted function traces: a
+    Python number there
     is an argument of the program (weakly typed), not a constant XLA would fold (pow(x, 3)
     would become x*x*x, rounding otherwise than JAX's eager call)."""
     if fn is None:
@@ -195,6 +196,10 @@ def fused_when_eager(fn=None, *, traced=()):
         return any(isinstance(leaf, np.ndarray) or hasattr(leaf, "_buf") or (
             isinstance(leaf, np.generic) and leaf.dtype.kind not in "iu")
                    for leaf in tree_leaves(v))
+
+    def dynamic(position, v):
+        # (an argument of the program: an array, or a Python number JAX's function traces)
+        return holds_array(v) or (position in traced and type(v) in (bool, int, float, complex))
 
     def plain_key(args, kwargs):
         """The key below for arguments that are mjax Arrays (traced) or None/int/bool/str
@@ -249,11 +254,10 @@ def fused_when_eager(fn=None, *, traced=()):
         if config.read("jax_disable_jit") or any(
                 isinstance(leaf, Tracer) for leaf in tree_leaves((args, kwargs))):
             return fn(*args, **kwargs)
-        static_pos = tuple(i for i, a in enumerate(args) if not (
-            holds_array(a) or (i in traced and type(a) in (bool, int, float, complex))))
+        static_pos = tuple(i for i, a in enumerate(args) if not dynamic(i, a))
         # (static keywords are bound in a partial: jit's static_argnames would look them up
         # by position in the signature, which *args functions such as meshgrid do not have)
-        static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if not holds_array(v)))
+        static_kw = tuple(sorted((k, v) for k, v in kwargs.items() if not dynamic(k, v)))
         try:
             key = (len(args), static_pos, tuple((k, _exact_key(v)) for k, v in static_kw))
             hash(key)
@@ -264,7 +268,7 @@ def fused_when_eager(fn=None, *, traced=()):
             by_pattern[key] = jit(_unwrapping(functools.partial(
                 fn, **{k: _copied(v) for k, v in static_kw})),
                                   static_argnums=static_pos)
-        dynamic_kw = {k: v for k, v in kwargs.items() if holds_array(v)}
+        dynamic_kw = {k: v for k, v in kwargs.items() if dynamic(k, v)}
         try:
             return by_pattern[key](*exact(args, static_pos), **dynamic_kw)
         except needs_values:

@@ -163,6 +163,7 @@ _SEARCHES = {"compare_all": _search_all, "scan": _search_scan, "sort": _search_s
              "scan_unrolled": functools.partial(_search_scan, unrolled=True)}
 
 
+@fused_when_eager(traced=(3, 4, "left", "right", 5, "period"))
 def interp(x, xp, fp, left=None, right=None, period=None):
     """Piecewise-linear interpolation of (xp, fp) at x; xp increasing. JAX: jnp.interp."""
     x, xp, fp = promote("interp", x, xp, fp, inexact=True, broadcast=False)

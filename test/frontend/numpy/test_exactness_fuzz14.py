@@ -86,3 +86,24 @@ def test_python_scalar_operand_is_a_program_argument(name, scalar):
     i = _data(np.int8, 5).reshape(-1)
     if name in ("floor_divide", "remainder", "fmod"):
         _same(getattr(mnp, name)(i, 3), getattr(jnp, name)(i, 3))   # (weak: stays int8)
+
+
+@pytest.mark.parametrize("spacing", [0.3, 3, 0.7])
+def test_gradient_rounds_as_jax(spacing):
+    a = _data(np.float32, 2)
+    _same(mnp.gradient(a.reshape(-1), spacing), jnp.gradient(a.reshape(-1), spacing))
+    _same(mnp.gradient(a, spacing, 0.1)[1], jnp.gradient(a, spacing, 0.1)[1])
+    coords = (np.arange(4.0) ** 1.5 * spacing).astype(np.float32)
+    f = lambda L: (lambda x, c: L.numpy.gradient(x, c, axis=1))  # noqa: E731
+    _same(f(mjax)(a, coords), f(jax)(a, coords))
+    _same(mjax.jit(f(mjax))(a, coords), jax.jit(f(jax))(a, coords))
+
+
+@pytest.mark.parametrize("s", [3.0, 0.1, 7])
+def test_interp_rounds_as_jax_eagerly(s):
+    x = _data(np.float32, 3).reshape(-1)
+    xp = np.linspace(-3, 3, 7, dtype=np.float32)
+    fp = np.arange(7.0, dtype=np.float32) / s
+    _same(mnp.interp(x, xp, fp), jnp.interp(x, xp, fp))
+    _same(mnp.interp(x, xp, fp, left=s / 7, right=-s), jnp.interp(x, xp, fp, left=s / 7,
+                                                                  right=-s))
