@@ -348,10 +348,11 @@ around = round
 
 
 def _numeric(fname, x1, x2, promoter=promote):
-    """Promoted operands, booleans as the default integer (JAX: promote_args_numeric)."""
+    """Promoted operands, booleans as int32 whatever jax_enable_x64 says (JAX:
+    promote_args_numeric, its to_numeric_dtype)."""
     x1, x2 = promoter(fname, x1, x2)
     if x1.dtype == _onp.bool_:
-        x1, x2 = x1.astype(_dt.default_int()), x2.astype(_dt.default_int())
+        x1, x2 = x1.astype(_onp.int32), x2.astype(_onp.int32)
     return x1, x2
 
 
@@ -409,8 +410,8 @@ def fmod(x1, x2, /):
     x1, x2 = promote("fmod", x1, x2)
     if _dt.issubdtype(x1.dtype, _onp.integer):
         x2 = _nonzero(x2)    # (an integer fmod(x, 0) is 0, as in JAX; bools are not)
-    if x1.dtype == _BOOL:
-        x1, x2 = x1.astype(_dt.default_int()), x2.astype(_dt.default_int())
+    if x1.dtype == _BOOL:   # (int32, as JAX's to_numeric_dtype)
+        x1, x2 = x1.astype(_onp.int32), x2.astype(_onp.int32)
     return lax.rem(x1, x2)
 
 

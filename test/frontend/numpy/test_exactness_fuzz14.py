@@ -107,3 +107,13 @@ def test_interp_rounds_as_jax_eagerly(s):
     _same(mnp.interp(x, xp, fp), jnp.interp(x, xp, fp))
     _same(mnp.interp(x, xp, fp, left=s / 7, right=-s), jnp.interp(x, xp, fp, left=s / 7,
                                                                   right=-s))
+
+
+@pytest.mark.parametrize("name", ["floor_divide", "remainder", "fmod", "divmod"])
+def test_bool_operands_divide_as_int32_under_x64(name):
+    a, b = np.array([True, False, True]), np.array([True, True, False])
+    with jax.enable_x64(True), mjax.enable_x64(True):
+        for args in ((a, b), (a, True), (True, True)):
+            got, want = getattr(mnp, name)(*args), getattr(jnp, name)(*args)
+            for g, w in zip(mjax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+                _same(g, w)
