@@ -14,7 +14,7 @@ from mjax.numpy.arguments import check_arraylike, index_axis, normalize_axis
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray
 from mjax.numpy.elementwise import mod, not_equal, subtract, where_xy
-from mjax.numpy.promotion import broadcast_to, result_type
+from mjax.numpy.promotion import broadcast_to, promote, result_type
 from mjax.numpy.reductions import cumsum
 from mjax.numpy.shaping import concatenate, moveaxis, ndim, ravel, reshape
 
@@ -80,9 +80,8 @@ def gradient(f, *varargs, axis=None, edge_order=None):
     if edge_order is not None:
         raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not "
                                   "supported.")
-    f = asarray(f)
-    if not _dt.is_inexact(f.dtype):
-        f = f.astype(_dt.default_float())
+    # (f and the spacings promoted together, as JAX: float64 coordinates widen f)
+    f, *varargs = promote("gradient", f, *varargs, inexact=True, broadcast=False)
     axes = tuple(range(f.ndim)) if axis is None else (
         (index_axis(axis, f.ndim),) if isinstance(axis, int) else tuple(index_axis(a, f.ndim)
                                                                    for a in axis))
@@ -102,12 +101,11 @@ def gradient(f, *varargs, axis=None, edge_order=None):
                              "at least (edge_order + 1) elements are required.")
         sl = lambda a, b: lax.slice_in_dim(f, a, b, 1, ax)  # noqa: E731
         if ndim(h) == 0:
-            h = asarray(h, f.dtype)
             inner = (sl(2, n) - sl(0, n - 2)) * 0.5 / h   # (JAX's order of rounding)
             first = (sl(1, 2) - sl(0, 1)) / h
             last = (sl(n - 1, n) - sl(n - 2, n - 1)) / h
         else:
-            coords = asarray(h).astype(f.dtype)
+            coords = h   # (promoted with f above)
             dxs = diff(coords)
             shape = [1] * f.ndim
             shape[ax] = n - 2

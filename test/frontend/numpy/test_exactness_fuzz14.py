@@ -117,3 +117,14 @@ def test_bool_operands_divide_as_int32_under_x64(name):
             got, want = getattr(mnp, name)(*args), getattr(jnp, name)(*args)
             for g, w in zip(mjax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
                 _same(g, w)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.bool_, np.float16])
+def test_gradient_promotes_with_its_spacings(dtype):
+    # (JAX promotes f with the spacings: a Python float keeps an integer f's result weak,
+    # float64 coordinates widen it under x64)
+    f = _data(dtype, 1)
+    _same(mnp.gradient(f, 0.3, 2)[0], jnp.gradient(f, 0.3, 2)[0])
+    with jax.enable_x64(True), mjax.enable_x64(True):
+        coords = np.arange(4.0) ** 2
+        _same(mnp.gradient(f, coords, axis=1), jnp.gradient(f, coords, axis=1))
