@@ -85,8 +85,9 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
     if not return_indices:
         return out
     int_t = _dt.default_int()
-    return (out, _set_result(asarray(i1.astype(int_t)), size, None, "intersect1d"),
-            _set_result(asarray(i2.astype(int_t)), size, None, "intersect1d"))
+    # (padding indices are out of bounds, the flattened input's size, as JAX's)
+    return (out, _set_result(asarray(i1.astype(int_t)), size, a1.size, "intersect1d"),
+            _set_result(asarray(i2.astype(int_t)), size, a2.size, "intersect1d"))
 
 
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):

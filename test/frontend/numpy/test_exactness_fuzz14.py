@@ -128,3 +128,13 @@ def test_gradient_promotes_with_its_spacings(dtype):
     with jax.enable_x64(True), mjax.enable_x64(True):
         coords = np.arange(4.0) ** 2
         _same(mnp.gradient(f, coords, axis=1), jnp.gradient(f, coords, axis=1))
+
+
+@pytest.mark.parametrize("size", [4, 9])
+def test_intersect1d_pads_indices_out_of_bounds(size):
+    a = np.array([3, 1, 2, 3, 5, 1, 7, 2], np.int32)
+    b = np.array([[2, 9], [5, 3]], np.int32)
+    got = mnp.intersect1d(a, b, size=size, return_indices=True)
+    want = jnp.intersect1d(a, b, size=size, return_indices=True)
+    for g, w in zip(got, want):
+        _same(g, w)
