@@ -318,8 +318,7 @@ def invert(x, /):
 bitwise_not = bitwise_invert = invert
 
 
-@fused_when_eager   # (one program, as JAX's: XLA makes the division by 10**decimals a
-#                    multiplication by its reciprocal)
+@fused_when_eager   # (one program, as JAX's: XLA multiplies by 1 / 10**decimals)
 def round(a, decimals=0, out=None):  # noqa: A001
     no_out("round", out)
     (a,) = promote("round", a)
@@ -348,8 +347,7 @@ around = round
 
 
 def _numeric(fname, x1, x2, promoter=promote):
-    """Promoted operands, booleans as int32 whatever jax_enable_x64 says (JAX:
-    promote_args_numeric, its to_numeric_dtype)."""
+    """Promoted operands, booleans as int32 under any x64 (JAX's promote_args_numeric)."""
     x1, x2 = promoter(fname, x1, x2)
     if x1.dtype == _onp.bool_:
         x1, x2 = x1.astype(_onp.int32), x2.astype(_onp.int32)

@@ -35,13 +35,19 @@ def test_fold_in_out_of_range_raises(data):
         mjax.random.fold_in(mjax.random.key(1), data)
 
 
+def _both_set(name, value):
+    """Sets config `name` in both libraries for a test, then back to what it was."""
+    before = getattr(jax.config, name), getattr(mjax.config, name)
+    jax.config.update(name, value)
+    mjax.config.update(name, value)
+    yield
+    jax.config.update(name, before[0])
+    mjax.config.update(name, before[1])
+
+
 @pytest.fixture
 def not_partitionable():
-    jax.config.update("jax_threefry_partitionable", False)
-    mjax.config.update("jax_threefry_partitionable", False)
-    yield
-    jax.config.update("jax_threefry_partitionable", True)
-    mjax.config.update("jax_threefry_partitionable", True)
+    yield from _both_set("jax_threefry_partitionable", False)
 
 
 @pytest.mark.parametrize("impl", ["rbg", "unsafe_rbg"])
@@ -75,11 +81,7 @@ def test_unsafe_rbg_split_nested_vmap():
 
 @pytest.fixture
 def x64():
-    jax.config.update("jax_enable_x64", True)
-    mjax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", False)
-    mjax.config.update("jax_enable_x64", False)
+    yield from _both_set("jax_enable_x64", True)
 
 
 @pytest.mark.parametrize("sampler", [
