@@ -178,9 +178,8 @@ def _unreduced_call(args, kwargs) -> bool:
 def fused_when_eager(fn=None, *, traced=()):
     """`fn`, run as one jit-compiled program when no argument is being traced.
     `traced`: positions (and keyword names) of parameters JAX's jitted function traces: a
-    Python number there
-    is an argument of the program (weakly typed), not a constant XLA would fold (pow(x, 3)
-    would become x*x*x, rounding otherwise than JAX's eager call)."""
+    Python number there is an argument of the program (weakly typed), not a constant XLA
+    would fold (pow(x, 3) would become x*x*x, rounding otherwise than JAX's eager call)."""
     if fn is None:
         return functools.partial(fused_when_eager, traced=traced)
     # A function that needs concrete values (data-dependent shapes) runs op by op instead.
