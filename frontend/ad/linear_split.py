@@ -25,13 +25,15 @@ from mjax.tracing.core import aval_of_value, current_trace, to_numpy
 from mjax.dialect import Builder, context, tensor_type
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
+from mjax.dialect.symbols import functions
 from mjax.dialect.types import RefAval
 from mjax.arrays.dispatch import execute
 from mjax.arrays.host_callbacks import errors_for_caller
 from mjax.tracing.lowering import compile_for_buffers
 from mjax.passes import custom_rules
 from mjax.passes.autodiff import linearize_functions, vjp_functions
-from mjax.passes.ir_util import VJP_FORWARD, FunctionTable, functions_text
+from mjax.passes.ir_util import (VJP_FORWARD, FunctionTable, functions_text, nested_ops,
+                                 reachable_functions)
 from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.rules.export import _clone_functions
 from mjax.passes.weak_cotangents import cotangent_weak_table
@@ -136,11 +138,14 @@ class _Split:
         fwd there (jacfwd(jacrev(f)), hessian), where a jvp of f itself raises."""
         if not levels.depth():
             return traced.name
-        text = functions_text(traced.module, [traced.name])
-        if _CUSTOM_VJP not in text:
+        fns = functions(traced.module)    # (walked, not printed: most calls have none)
+        if not any(op.name == "jaxpr.custom_vjp_call"
+                   for name in reachable_functions(fns, [traced.name])
+                   for op in nested_ops(fns[name])):
             return traced.name
         prefix = f"{self.recipe.prefix}_fwd"
-        _clone_functions(traced.module.operation, text, prefix, VJP_FORWARD)
+        _clone_functions(traced.module.operation, functions_text(traced.module, [traced.name]),
+                         prefix, VJP_FORWARD)
         return f"{prefix}_{traced.name}"
 
     def _compile(self):
