@@ -55,8 +55,11 @@ class Var:
         self.count = next(_counter)
         self.suffix = ""
 
-    def __repr__(self):      # (as JAX's: the object's id and the full dtype name)
-        return f"Var(id={id(self)}):{self.aval}"
+    def __repr__(self):      # (as JAX's: the object's id, the full dtype name, no weak mark)
+        aval = self.aval
+        if getattr(aval, "weak_type", False):
+            aval = aval.strip_weak_type()
+        return f"Var(id={id(self)}):{aval}"
 
 
 class DropVar(Var):
