@@ -65,6 +65,8 @@ def main():
                              "busy Python work (measured on this host before the rounds)")
     parser.add_argument("--no-gc", action="store_true",
                         help="the cyclic garbage collector off (gc.freeze(), gc.disable())")
+    parser.add_argument("--pin", type=int, default=None, metavar="CORE",
+                        help="pin the calling thread (only it) to this host core")
     a = parser.parse_args()
     import jax
     import mjax
@@ -107,6 +109,9 @@ def main():
             n = spin_count(us)
             rows[f"C++ jit, then {us} us of Python work"] = (
                 lambda n=n: (host_run(host), spin(n))[0])
+    if a.pin is not None:   # (after the runtimes' threads started: they keep their cores)
+        import os
+        os.sched_setaffinity(0, {a.pin})   # (pid 0: the calling thread only)
     for fn in rows.values():
         per_round(fn, 200)
     if a.no_gc:

@@ -86,7 +86,8 @@ def main():
     import jax
     from mjax.runtime.host_call import host_call
     try:
-        cpp = host_call(f._memo.entry.executable)     # (what f's fast path calls)
+        entry = f._memo.entry     # (what f's fast path calls)
+        cpp = host_call(entry.executable, (entry.run, entry.handlers))
         cpp(host), cpp(host)
         rows["jaxlib C++ jit of mjax's program, NumPy array"] = per_call(lambda: cpp(host), n)
         rows["jaxlib C++ jit of mjax's program, device array"] = per_call(lambda: cpp(held), n)

@@ -276,13 +276,12 @@ static int numpy_of_aval(PyObject *x, PyObject *want) {
     return eq;
 }
 
-/* 1: `x` is an exact ndarray of `aval` that `host_run` may put itself (not of
- * x64_dtypes); 0: not. */
-
-static int raw_ndarray(PyObject *x, PyObject *aval) {
-    if (x64_dtypes == NULL || !exact_ndarray(x, aval))
-        return 0;
+/* 1: `aval`'s dtype is not one of x64_dtypes (an exact ndarray of it is one `host_run`
+ * may put itself); 0: it is, or not known. */
+static int narrow_dtype(PyObject *aval) {
     PyObject *dtype = SLOT(aval, off_dtype);
+    if (x64_dtypes == NULL || dtype == NULL)
+        return 0;
     if (dtype != last_dtype) {
         int in = PySet_Contains(x64_dtypes, dtype);
         if (in < 0) {
@@ -294,6 +293,11 @@ static int raw_ndarray(PyObject *x, PyObject *aval) {
         last_in = in;
     }
     return !last_in;
+}
+
+/* 1: `x` is an exact ndarray of `aval` that `host_run` may put itself; 0: not. */
+static int raw_ndarray(PyObject *x, PyObject *aval) {
+    return exact_ndarray(x, aval) && narrow_dtype(aval);
 }
 
 /* The device buffer of an exact ndarray leaf `x` of `aval` for `entry` as jit_fast.host_buf
@@ -353,9 +357,10 @@ static PyObject *numpy_buf(PyObject *entry, PyObject *x, PyObject *aval) {
 
 /* 1: the leaves match the memo's avals; 0: they do not; -1: an error is set. `*renew`:
  * some Array's aval is equal to the memo's but another object; `*keys`: some memo entry
- * is a host leaf's or committed Array's key, not an Array's own aval. */
+ * is a host leaf's or committed Array's key, not an Array's own aval; `*plain_leaves`: bit i
+ * set where leaf i (of the first 64) is an exact ndarray of its aval (numpy_of_aval). */
 static int match_leaves(PyObject *const *items, Py_ssize_t n, PyObject *avals,
-                        int *renew, int *keys) {
+                        int *renew, int *keys, unsigned long long *plain_leaves) {
     if (!PyTuple_CheckExact(avals) || PyTuple_GET_SIZE(avals) != n)
         return 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -369,6 +374,8 @@ static int match_leaves(PyObject *const *items, Py_ssize_t n, PyObject *avals,
                 return -1;
             if (plain) {
                 *keys = 1;
+                if (i < 64)
+                    *plain_leaves |= 1ULL << i;
                 continue;
             }
             /* A NumPy array or Python scalar: its aval is one object per kind of leaf. */
@@ -571,7 +578,8 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
         leaves = &PyList_GET_ITEM(leaves_list, 0);
         n = PyList_GET_SIZE(leaves_list);
     }
-    if (match_leaves(leaves, n, avals, &renew, &keys) != 1)
+    unsigned long long plain = 0;   /* (leaves that are exact ndarrays of their avals) */
+    if (match_leaves(leaves, n, avals, &renew, &keys, &plain) != 1)
         goto miss;
     /* The entry's named fields (jit_entry.CacheEntry), held: execution may release the
      * GIL. `commits`: per result the sharding it is committed to, or None; NULL: none. */
@@ -629,7 +637,10 @@ static PyObject *fast_call(JitCall *self, PyObject *jitted, PyObject *const *arg
             if (b == NULL)
                 goto miss;
             Py_INCREF(b);
-        } else if (host_run != NULL && raw_ndarray(leaves[i], PyTuple_GET_ITEM(avals, i))) {
+        } else if (host_run != NULL && (i < 64 ? ((plain >> i) & 1) &&
+                                                 narrow_dtype(PyTuple_GET_ITEM(avals, i))
+                                               : raw_ndarray(leaves[i],
+                                                             PyTuple_GET_ITEM(avals, i)))) {
             b = leaves[i];      /* (host_run puts it: runtime/host_call.py) */
             Py_INCREF(b);
             raw = 1;

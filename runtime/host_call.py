@@ -5,7 +5,7 @@ jaxlib's C++ jit (`_jax.pjit`) instead of `batched_device_put` (docs/performance
 Why: `batched_device_put` puts through an HLO sharding and makes a Python array per put.
 On a TPU that costs a cached `f(np_array)` about 8% over JAX's call, whose C++ jit puts
 a host array straight onto the program's device (`DevicePutWithDevice`), then runs the
-program. `host_call(executable)` wraps mjax's compiled program in that same C++ jit: the
+program. `host_call(executable, direct)` wraps mjax's compiled program in that same C++ jit: the
 jit fast path (runtime/_fastpath.c) calls it with the call's buffers, NumPy arrays left
 as they are, and wraps the jaxlib arrays it gives back in `mjax.Array`s as usual.
 
@@ -65,15 +65,16 @@ def _ensure_jit_states() -> None:
         _STATES.extend(states)
 
 
-def host_call(executable):
+def host_call(executable, direct):
     """`call(*bufs)` -> tuple of output buffers for a one-device XLA `executable` whose
     arguments may include exact NumPy arrays (not of X64_DTYPES; the others jaxlib arrays
-    on its device); None where it does not apply (several devices, custom layouts,
-    results in host memory, callbacks served beside the run). Its caller keeps it (the
-    jit cache entry): it holds the executable, and its own cache of calls."""
-    direct = getattr(executable, "direct_call", None)
-    direct = direct() if direct is not None else None
-    return None if direct is None else _wrap(executable, *direct)
+    on its device); None where it does not apply (several devices, or no `direct`: the
+    executable's `(run, handlers)`, which it lacks for custom layouts, results in host
+    memory, callbacks served beside the run). Its caller keeps it (the jit cache entry):
+    it holds the executable, and its own cache of calls."""
+    if direct is None or len(executable.devices) != 1:
+        return None
+    return _wrap(executable, *direct)
 
 
 def _wrap(executable, run, handlers):

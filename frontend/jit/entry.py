@@ -83,7 +83,7 @@ class CacheEntry:
             return
         if self.host_run is None and not self.donates:
             # (calls with NumPy arguments: runtime/host_call.py; copies share it)
-            self.host_run = host_call(self.executable)
+            self.host_run = host_call(self.executable, direct)
         self.run, self.handlers = direct
         tree = self.out_canonical
         # (a tuple root whose every child is a leaf: one node more than leaves)
