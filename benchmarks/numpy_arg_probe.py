@@ -46,6 +46,18 @@ def spin_count(us):
     return max(0, round(n * us / statistics.median(times)))
 
 
+def scattered(k, pool=200_000, seed=0):
+    """`k` objects of a pool of `pool` made one after another, picked far apart."""
+    made = [Box(i) for i in range(pool)]
+    rng = np.random.default_rng(seed)
+    return [made[i] for i in sorted(rng.choice(pool, k, replace=False))]
+
+
+def touch(objs):
+    for o in objs:
+        o.x
+
+
 class Box:
     __slots__ = ("x",)
 
@@ -63,6 +75,9 @@ def main():
     parser.add_argument("--spin", action="store_true",
                         help="also rows of the C++ jit call followed by 0.25 to 4 us of "
                              "busy Python work (measured on this host before the rounds)")
+    parser.add_argument("--touch", action="store_true",
+                        help="also rows of the C++ jit call followed by reading 8 to 128 "
+                             "fixed objects scattered over memory (the same ones each call)")
     parser.add_argument("--no-gc", action="store_true",
                         help="the cyclic garbage collector off (gc.freeze(), gc.disable())")
     parser.add_argument("--pin", type=int, default=None, metavar="CORE",
@@ -112,6 +127,12 @@ def main():
     if a.pin is not None:   # (after the runtimes' threads started: they keep their cores)
         import os
         os.sched_setaffinity(0, {a.pin})   # (pid 0: the calling thread only)
+    if a.touch:
+        for k in (8, 32, 128):
+            objs = scattered(k)
+            rows[f"C++ jit, then reading {k} scattered objects"] = (
+                lambda objs=objs: (host_run(host), touch(objs))[0])
+            rows[f"reading {k} scattered objects alone"] = lambda objs=objs: touch(objs)
     for fn in rows.values():
         per_round(fn, 200)
     if a.no_gc:
