@@ -108,13 +108,23 @@ def linearize_functions(module, name: str, diff_args=None,
     with context(), ir.Location.unknown(context()):
         ex = Expander(module)
         info = reverse_mode.linearize_functions(ex, name, diff_args, diff_results)
+        before = set(ex.fns.table)
         try:
             reverse_mode.evaluable_linear(ex, info.lin)
         except forward_mode.CustomVjpJvpError as e:
-            ex.derived.forget(info.lin)
-            ex.fns.erase(info.lin)
+            # (with the functions the error left unfinished: the module is printed to
+            # be compiled)
+            for f in [info.lin] + [f for f in ex.fns.table if f not in before
+                                   and _unfinished(ex.fns.get(f))]:
+                ex.derived.forget(f)
+                ex.fns.erase(f)
             return dataclasses.replace(info, unevaluable=e)
         return info
+
+
+def _unfinished(fn) -> bool:
+    ops = list(fn.regions[0].blocks[0].operations)
+    return not ops or ops[-1].operation.name != "func.return"
 
 
 __all__ = ["LinearizeInfo", "VjpInfo", "expand_transforms", "jvp_function",

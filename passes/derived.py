@@ -22,9 +22,9 @@ import ast
 from jaxlib.mlir import ir
 
 from mjax.dialect import attributes as A
-from mjax.passes.ir_util import FunctionTable
+from mjax.passes.ir_util import DERIVED_MARK, FunctionTable
 
-MARK = "mjax.derived"
+MARK = DERIVED_MARK
 # A nested jit's or checkpoint's function carries the scope JAX names its ops under
 # (`jit(g)`, `checkpoint`: passes/rules/op_names.py); what is derived from it keeps it.
 SCOPE_ATTR = "mjax.scope"

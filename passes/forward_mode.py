@@ -31,8 +31,8 @@ from mjax.passes.custom_rules import (bwd_part, custom_attribute, has_jvp_rule,
                                       materialize, rule_function, symbolic_zero_results)
 from mjax.passes.default_precision import READERS, under
 from mjax.passes.interpreter import Env, interpret
-from mjax.passes.ir_util import (VJP_FORWARD, callee_of, clone_into, dependent_results,
-                                 entry_block, set_results)
+from mjax.passes.ir_util import (OUTER_PERTURBED, VJP_FORWARD, callee_of, clone_into,
+                                 dependent_results, entry_block, forward_copy, set_results)
 from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.jaxpr_inline import inline_body
 from mjax.passes.name_stacks import wrap_scopes
@@ -236,6 +236,10 @@ def _checkpoint_jvp(jvp: Jvp, op, pairs):
         return pairs_out
     if jvp.linearize:
         prim = clone_into(op, jvp.ip, dict(zip(op.operands, ps)))
+        # (its primal outputs are computed as JAX's partial evaluation of the remat's
+        # JVP computes them: custom_vjp functions by their fwd rules)
+        prim.operation.attributes["callee"] = ir.FlatSymbolRefAttr.get(forward_copy(ex.fns,
+                                                                               callee))
         tout = T.emit_transform(b, T.CheckpointTangentOp, *ps, *nz,
                                 signature=ex.fns.signature, callee=A.Symbol(callee),
                                 diff_args=da, diff_results=dr, prevent_cse=prevent_cse)
@@ -296,6 +300,19 @@ class CustomVjpJvpError(PassError, TypeError):
         return "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
 
 
+class CustomLinError(PassError, NotImplementedError):
+    """JAX's NotImplementedError for a JVP of a custom_vjp function inside another
+    differentiation that perturbs it (its linear part, custom_lin, has no derivative
+    rule); where it happened is a note."""
+
+    def __init__(self, where, message):
+        super().__init__(where, message)
+        self.add_note(f"{format_location(self.location)}: {message}")
+
+    def __str__(self):
+        return "Differentiation rule for 'custom_lin' not implemented"
+
+
 def _original(ex, name: str) -> str:
     """The function a vjp's forward part copied as @name (VJP_FORWARD), where it is
     still there; else @name."""
@@ -322,10 +339,11 @@ def _custom_vjp_call_jvp(jvp: Jvp, op, pairs):
     if not jvp.linearize and has_jvp_rule(op):
         # (a hijax primitive with both rules: forward mode uses its jvp, as JAX's)
         return _custom_jvp_call_jvp(jvp, op, pairs)
-    if not jvp.linearize and _in_vjp_forward(op):
+    if _in_vjp_forward(op):
         # A vjp's forward part runs fwd (JAX's primal outputs there are fwd's): an
-        # enclosing jvp differentiates fwd, its residuals dropped (jacfwd(jacrev(f))).
-        # (fwd itself is not a forward part: the custom_vjp calls in it refuse a jvp)
+        # enclosing jvp or vjp differentiates fwd, its residuals dropped (jacfwd(jacrev(
+        # f)), jacrev of vjp's primal outputs). (fwd itself is not a forward part: the
+        # custom_vjp calls in it refuse a jvp, and a vjp of them uses their rules)
         fwd = _original(jvp.ex, rule_function(
             jvp.ex, op, "fwd", tuple(i for i, t in enumerate(ts) if t is None)))
         jvp.ex.expand_function(fwd)
@@ -468,7 +486,13 @@ def expand_jvp_op(ex, op) -> None:
     # (the user's jvp in a vjp's forward part differentiates the original, which JAX
     # refuses where it reaches a custom_vjp call)
     callee = _original(ex, str(p["callee"]))
-    new = jvp_function(ex, callee, p["diff_args"], p["diff_results"], where=op)
+    try:
+        new = jvp_function(ex, callee, p["diff_args"], p["diff_results"], where=op)
+    except CustomVjpJvpError as e:
+        if OUTER_PERTURBED not in op.attributes:
+            raise
+        raise CustomLinError(op, f"'{op.name}' op: a custom_vjp function's JVP inside a "
+                                 f"differentiation that perturbs it") from e
     ex.replace(op, ex.call(Builder(ir.InsertionPoint(op), op.location), new, op.operands))
 
 

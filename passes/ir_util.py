@@ -104,6 +104,18 @@ _NESTING = (ir.ArrayAttr, ir.DictAttr, ir.SymbolRefAttr)
 # differentiates their custom_vjp calls by the fwd rules (passes/forward_mode.py).
 # Functions derived from a marked one (batched, ...) keep the mark, with no name.
 VJP_FORWARD = "mjax.vjp_forward"
+# The mark of a user's `jaxpr.jvp` that a differentiation enclosing it perturbs (its
+# custom_vjp calls then raise JAX's NotImplementedError for custom_lin).
+OUTER_PERTURBED = "mjax.outer_perturbed"
+
+
+def mark_outer_perturbed(op) -> None:
+    """Sets OUTER_PERTURBED on `op` (a user's jaxpr.jvp)."""
+    op.attributes[OUTER_PERTURBED] = ir.UnitAttr.get()
+
+
+# The mark of a derived function (passes/derived.py: what it was derived from, and how).
+DERIVED_MARK = "mjax.derived"
 _REFS_IN: dict = {}
 _MAX_REFS_IN = 4096
 
@@ -348,6 +360,36 @@ class FunctionTable:
 
     def erase(self, name: str) -> None:
         self.table.pop(name).erase()
+
+
+def forward_copy(fns: FunctionTable, name: str) -> str:
+    """@name, or where it reaches a custom_vjp call, the name of a copy of it (and of the
+    functions it reaches) marked VJP_FORWARD: what a vjp's primal outputs are computed by
+    (a checkpoint's inside a linearization), so that a differentiation enclosing the vjp
+    differentiates their custom_vjp calls through the fwd rules, as JAX's does (its vjp
+    computes them by fwd). The copies hold their originals' names in the mark."""
+    table = fns.table
+    if VJP_FORWARD in table[name].attributes:
+        return name
+    names = reachable_functions(table, [name])
+    if not any(op.name == T.CustomVjpCallOp.OPERATION_NAME
+               for n in names for op in nested_ops(table[n])):
+        return name
+    k = 0
+    while any(f"fwd{k}_{n}" in table for n in names):
+        k += 1
+    new = {n: f"fwd{k}_{n}" for n in names}
+    for n in names:
+        clone = table[n].clone(ip=ir.InsertionPoint.after(table[n]))
+        clone.attributes["sym_name"] = ir.StringAttr.get(new[n])
+        clone.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        clone.attributes[VJP_FORWARD] = ir.StringAttr.get(n)
+        if DERIVED_MARK in clone.attributes:     # (a copy, not what the table derived)
+            del clone.attributes[DERIVED_MARK]
+        for old, renamed in new.items():
+            ir.SymbolTable.replace_all_symbol_uses(old, renamed, clone)
+        table[new[n]] = clone
+    return new[name]
 
 
 def set_results(fn: ir.Operation, values) -> None:

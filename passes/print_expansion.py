@@ -29,8 +29,9 @@ from mjax.dialect.core import JaxprOp
 from mjax.passes import custom_rules
 from mjax.passes.autodiff import expand_transforms
 from mjax.passes.derived import MARK
-from mjax.passes.ir_util import (callee_of, entry_block, has_effects, module_body,
-                                 nested_ops, replace_op, symbol_name)
+from mjax.passes.forward_mode import CustomVjpJvpError
+from mjax.passes.ir_util import (VJP_FORWARD, callee_of, entry_block, has_effects,
+                                 module_body, nested_ops, replace_op, symbol_name)
 from mjax.passes.jaxpr_cse import mergeable
 from mjax.passes.jaxpr_inline import Inline
 from mjax.passes.module_edits import clone_module
@@ -60,22 +61,11 @@ def expanded_function(module, name: str, before_expansion=None):
               for op in nested_ops(fn.operation) if op.name in _TRANSFORMS}
     if not staged:
         return None
-    copy = clone_module(module)
     with context(), ir.Location.unknown(context()):
-        body = module_body(copy)
-        traced = set()
-        for fn in body.operations:
-            traced.add(symbol_name(fn.operation))
-            for op in nested_ops(fn.operation):
-                if _is_user_eqn(op):
-                    op.attributes[USER] = ir.UnitAttr.get()
-                if op.name == "jaxpr.vjp":
-                    _mark_seeds(op, body)
-        if before_expansion is not None:
-            before_expansion(_function(module, name), _function(copy, name))
-        # (custom_jvp/custom_vjp calls and checkpoints outside differentiation stay as
-        # they are: JAX prints them as such)
-        expand_transforms(copy, lower_leftovers=False)
+        try:      # (a forward part printed as the user's calls, where nothing needs it)
+            copy, body, traced = _expanded_copy(module, name, before_expansion, True)
+        except CustomVjpJvpError:
+            copy, body, traced = _expanded_copy(module, name, before_expansion, False)
         fns = {symbol_name(f.operation): f.operation for f in body.operations
                if f.operation.name == "func.func"}
         # (Made by the expansion: also what grad expanded while tracing, a custom_vjp's
@@ -97,6 +87,37 @@ def expanded_function(module, name: str, before_expansion=None):
                 _merge_identical(block)
                 _remove_dead(block)
     return copy, fns[name]
+
+
+def _expanded_copy(module, name, before_expansion, originals: bool):
+    """A copy of `module` with its transformations expanded, the user's equations marked;
+    with `originals`, its vjps' forward parts (VJP_FORWARD copies) call the user's
+    functions instead, as they print (a differentiation of them may then refuse)."""
+    copy = clone_module(module)
+    body = module_body(copy)
+    traced, forward = set(), {}
+    for fn in body.operations:
+        traced.add(symbol_name(fn.operation))
+        if VJP_FORWARD in fn.operation.attributes:
+            forward[symbol_name(fn.operation)] = ir.StringAttr(
+                fn.operation.attributes[VJP_FORWARD]).value
+        for op in nested_ops(fn.operation):
+            if _is_user_eqn(op):
+                op.attributes[USER] = ir.UnitAttr.get()
+            if op.name == "jaxpr.vjp":
+                _mark_seeds(op, body)
+    if originals:
+        for fn in body.operations:
+            for op in nested_ops(fn.operation):
+                if op.name == "jaxpr.call" and forward.get(callee_of(op)) in traced:
+                    op.attributes["callee"] = ir.FlatSymbolRefAttr.get(
+                        forward[callee_of(op)])
+    if before_expansion is not None:
+        before_expansion(_function(module, name), _function(copy, name))
+    # (custom_jvp/custom_vjp calls and checkpoints outside differentiation stay as
+    # they are: JAX prints them as such)
+    expand_transforms(copy, lower_leftovers=False)
+    return copy, body, traced
 
 
 def _function(module, name: str):

@@ -34,7 +34,7 @@ from mjax.dialect.core import OPS
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import ShapedArray, aval_of
 from mjax.passes.forward_mode import (CustomVjpJvpError, Jvp, NeedsRegions, diff_suffix,
-                                      prepare)
+                                      jvp_function, prepare)
 from mjax.passes.interpreter import Env
 from mjax.passes.ir_util import (calls_before, clone_into, entry_block, has_effects,
                                  is_terminator, nested_ops, replace_op, set_results, symbol_name)
@@ -456,11 +456,13 @@ def evaluable_linear(ex, lin_name: str) -> None:
                                         "the linear map of a custom_vjp function forward "
                                         "(jvp of custom_vjp); use custom_jvp")
         if isinstance(view, T.CheckpointTangentOp):
+            # (a call of the callee's JVP, not a jaxpr.jvp: that would differentiate
+            # the original of a vjp's forward part, whose custom_vjp calls refuse it)
             p = view.params
             b = Builder(ir.InsertionPoint(op), op.location)
-            res = T.emit_transform(b, T.JvpOp, *op.operands, signature=ex.fns.signature,
-                                   callee=p["callee"], diff_args=p["diff_args"],
-                                   diff_results=p["diff_results"])
+            jvp = jvp_function(ex, str(p["callee"]), p["diff_args"], p["diff_results"],
+                               where=op)
+            res = ex.call(b, jvp, list(op.operands))
             n_out = len(ex.fns.signature(str(p["callee"]))[1])
             replace_op(op, res[n_out:])
     ex.expand_function(lin_name)

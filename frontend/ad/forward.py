@@ -6,13 +6,14 @@ import numpy as np
 from mjax.specs import dtypes as _dt
 from mjax.tracing import registration
 from mjax.base import trace_trees, tree_util
-from mjax.ad import eager_jvp
+from mjax.ad import eager_jvp, levels, symbolic_zeros
 from mjax.ad.staging import (_check_aux_pair, _check_callable, _is_inexact, _jax_type,
                              _leaf_aval, _zeros, stage_function, staged)
 from mjax.tracing.core import aval_of_value, current_trace
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.dialect.types import RefAval
+from mjax.passes.ir_util import mark_outer_perturbed
 from mjax.specs.dtypes import hitype_rules
 from mjax.tracing.hijax_lowering import has_hi
 from mjax.tracing.staging import call_args, emit
@@ -82,6 +83,7 @@ def jvp(fun, primals, tangents, has_aux=False):
         res = emit(T.JvpOp, call_args(traced, p_leaves) + list(t_diff),
                    callee=Symbol(traced.name), diff_args=diff_args,
                    diff_results=diff_results)
+        _note_outer_perturbation(res, list(p_leaves) + list(t_diff))
         outs, touts = res[:len(out_avals)], res[len(out_avals):]
         for t, a in zip(outs, out_avals):
             t.aval = a
@@ -101,6 +103,18 @@ def jvp(fun, primals, tangents, has_aux=False):
     with eager_jvp.running(p_leaves, t_leaves) as eager:
         got = staged(jvp_impl, concrete_root=True)(list(p_leaves), list(t_diff))
     return eager_jvp.raw_outputs(eager, got[0], got[1], got[2:])
+
+
+def _note_outer_perturbation(res, leaves) -> None:
+    """Marks the jaxpr.jvp op (OUTER_PERTURBED) when a differentiation enclosing this jvp
+    surely perturbs its primals or tangents: there JAX's JVP of a custom_vjp function
+    hands its linear part (custom_lin) to that differentiation, which has no rule for it
+    (NotImplementedError, passes/forward_mode.py), rather than raising its TypeError."""
+    level = levels.depth()
+    if not level or not res or not any(
+            symbolic_zeros.perturbation(x, level) is True for x in leaves):
+        return
+    mark_outer_perturbed(res[0].value.owner.operation)
 
 
 registration.JVP.fill(jvp)

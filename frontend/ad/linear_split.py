@@ -25,15 +25,13 @@ from mjax.tracing.core import aval_of_value, current_trace, to_numpy
 from mjax.dialect import Builder, context, tensor_type
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
-from mjax.dialect.symbols import functions
 from mjax.dialect.types import RefAval
 from mjax.arrays.dispatch import execute
 from mjax.arrays.host_callbacks import errors_for_caller
 from mjax.tracing.lowering import compile_for_buffers
 from mjax.passes import custom_rules
 from mjax.passes.autodiff import linearize_functions, vjp_functions
-from mjax.passes.ir_util import (VJP_FORWARD, FunctionTable, functions_text, nested_ops,
-                                 reachable_functions)
+from mjax.passes.ir_util import FunctionTable, forward_copy, functions_text
 from mjax.passes.jaxpr_discharge_state import discharge_function
 from mjax.passes.rules.export import _clone_functions
 from mjax.passes.weak_cotangents import cotangent_weak_table
@@ -79,6 +77,16 @@ class _Recipe:
         if name not in ir.SymbolTable(module.operation):
             _clone_functions(module.operation, self.text, self.prefix)
         return name
+
+
+def forward_part(traced) -> str:
+    """The function a vjp's forward part calls under a trace: @f, or, where f calls
+    custom_vjp functions, a copy of f and its callees marked VJP_FORWARD
+    (passes.ir_util.forward_copy): a differentiation of it (by an enclosing one, or of
+    the jit function it is traced into) differentiates their fwd rules, as JAX's vjp
+    computes the primal outputs by fwd (jacfwd(jacrev(f)), hessian, jacrev of vjp's
+    outputs), where a jvp of f itself raises."""
+    return forward_copy(FunctionTable(traced.module), traced.name)
 
 
 class _Split:
@@ -128,25 +136,8 @@ class _Split:
             if self.jit_split is not None:
                 self.outs = self.jit_split.forward(self.args, traced.out_avals)
             else:
-                self.outs = emit_call(self._forward_part(traced), self.args,
+                self.outs = emit_call(forward_part(traced), self.args,
                                       traced.out_avals)
-
-    def _forward_part(self, traced) -> str:
-        """The function the forward part calls under a trace: @f, or, under an enclosing
-        differentiation where f calls custom_vjp functions, a copy of f and its callees
-        marked VJP_FORWARD: a jvp of it differentiates their fwd rules, as JAX's vjp runs
-        fwd there (jacfwd(jacrev(f)), hessian), where a jvp of f itself raises."""
-        if not levels.depth():
-            return traced.name
-        fns = functions(traced.module)    # (walked, not printed: most calls have none)
-        if not any(op.name == "jaxpr.custom_vjp_call"
-                   for name in reachable_functions(fns, [traced.name])
-                   for op in nested_ops(fns[name])):
-            return traced.name
-        prefix = f"{self.recipe.prefix}_fwd"
-        _clone_functions(traced.module.operation, functions_text(traced.module, [traced.name]),
-                         prefix, VJP_FORWARD)
-        return f"{prefix}_{traced.name}"
 
     def _compile(self):
         traced = self.traced

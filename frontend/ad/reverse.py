@@ -12,7 +12,7 @@ from mjax.tracing import registration
 from mjax.base import trace_trees, tree_util
 from mjax.ad import concrete, grad_markers, levels
 from mjax.ad.forward import _check_tangents, jvp
-from mjax.ad.linear_split import _diff_results, _main_tree, _Split  # noqa: F401
+from mjax.ad.linear_split import _diff_results, _main_tree, _Split, forward_part  # noqa: F401
 from mjax.ad.staging import (ShapedArrayArg, _AvalLeaf, _check_aux_pair, _check_callable,
                              _is_dynamic, _is_inexact, _jax_type,
                              _leaf_aval, _wraps, _zeros, put_back, python_scalar_leaves,
@@ -160,7 +160,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
             raise TypeError(f"Gradient only defined for scalar-output functions. Output had "
                             f"shape: {y.shape}.")
         _check_output_dtype(y, holomorphic)
-        outs = emit_call(traced.name, call_args(traced, leaves), out_avals)
+        # (the value as JAX's vjp computes it: custom_vjp functions by their fwd rules)
+        outs = emit_call(forward_part(traced), call_args(traced, leaves), out_avals)
         diff_args = tuple(i for i in diff if _is_inexact(in_avals[i]))
         one = np.ones((), y.dtype)
         cts = emit(T.VjpOp, call_args(traced, leaves) + [one], callee=Symbol(traced.name),

@@ -8,7 +8,7 @@ import numpy as _onp
 
 from mjax.tracing.core import at_user_line, Tracer
 from mjax.numpy.concrete_values import concrete_int, concrete_or_error
-from mjax.dialect.shape_poly import as_dim, is_symbolic_dim
+from mjax.dialect.shape_poly import is_symbolic_dim
 
 AxisError = _onp.exceptions.AxisError  # (a ValueError and an IndexError)
 
@@ -28,12 +28,29 @@ def check_arraylike(fname, *args):
 
 
 def canonical_shape(shape):
-    """A shape argument (an int or a sequence of them) as a tuple of ints."""
+    """A shape argument (an int or a sequence of them) as a tuple of ints; JAX's
+    TypeError for anything else (a traced dimension among them)."""
     if is_symbolic_dim(shape):
         return (shape,)
-    if isinstance(shape, (int, _onp.integer)) or _onp.ndim(shape) == 0:
-        return (operator.index(shape),)     # (a traced int JAX knows works too)
-    return tuple(map(as_dim, shape))
+    scalar = not isinstance(shape, (tuple, list)) and (
+        getattr(shape, "ndim", None) == 0 or _onp.ndim(shape) == 0)
+    try:
+        if scalar:
+            return (operator.index(shape),)     # (a traced int JAX knows works too)
+        # (operator.index, as JAX: 1.5 is refused, not truncated)
+        return tuple(d if is_symbolic_dim(d) else operator.index(d) for d in shape)
+    except TypeError:
+        raise invalid_shape_error((shape,) if scalar else shape) from None
+
+
+def invalid_shape_error(shape) -> TypeError:
+    """JAX's error for a shape argument that is not a sequence of concrete integers."""
+    msg = f"Shapes must be 1D sequences of concrete values of integer type, got {shape}."
+    if any(isinstance(d, Tracer) for d in (shape if isinstance(shape, (tuple, list))
+                                           else ())):
+        msg += ("\nIf using `jit`, try using `static_argnums` or applying `jit` to "
+                "smaller subfunctions.")
+    return TypeError(msg)
 
 
 def normalize_axis(axis, ndim):

@@ -25,7 +25,7 @@ from mjax.dialect.ops.structural import ConvertElementTypeOp
 from mjax.dialect.values import defining_op, mark
 from mjax.dialect import ShapedArray as _ShapedArray
 from mjax.lax.sharding import takes_out_sharding
-from mjax.numpy.arguments import is_array
+from mjax.numpy.arguments import canonical_shape, is_array
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray
 
@@ -59,7 +59,7 @@ def _type_str(dtype, shape) -> str:
 @takes_out_sharding
 def broadcast_to(array, shape):  # noqa: A002 (JAX's name)
     x = asarray(array)
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    shape = canonical_shape(shape)
     xs = x.shape
     if xs == shape:
         return x

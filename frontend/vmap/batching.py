@@ -25,6 +25,7 @@ from mjax.dialect.types import RefAval
 from mjax.dialect.attributes import Symbol
 from mjax.dialect.ops import transforms as T
 from mjax.specs.dtypes import hitype_rules, is_inexact
+from mjax.specs.sharding_impls import get_abstract_mesh
 from mjax.tracing.hijax_lowering import check_vmap_hi
 from mjax.passes.ir_util import callee_of, entry_block
 from mjax.tracing.primitive import UndefinedPrimal
@@ -295,17 +296,31 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         _plain_params(params) else None
     if run is None:
         _check_axes_spec(in_axes, out_axes)
-        if spmd_axis_name is not None:
-            raise NotImplementedError("vmap(spmd_axis_name=...) needs sharding support, "
-                                      "which mjax does not have yet")
         if axis_name is not None and not isinstance(axis_name, str):
             raise NotImplementedError(f"vmap(axis_name={axis_name!r}): only string axis "
                                       f"names are supported")
         run = _new_runner(fun, params)
+    if spmd_axis_name is not None:
+        run = _without_mesh(run, spmd_axis_name)
     # (a new function per vmap call, as JAX's: only the runner behind it is shared)
     wrapped = _wraps(fun)(api_boundary(
         lambda *args, **kwargs: _call_runner(run, fun, args, kwargs)))
     return wrapped
+
+
+def _without_mesh(run, spmd_axis_name):
+    """`run` for a vmap with spmd_axis_name: without a mesh the name changes nothing JAX
+    computes (it only shards the batch axis over mesh axes), so mjax runs the plain vmap
+    there; under a mesh, where JAX would shard, it refuses."""
+    names = spmd_axis_name if isinstance(spmd_axis_name, tuple) else (spmd_axis_name,)
+
+    def checked(*args, **kwargs):
+        frozenset(names)     # (JAX's TypeError for an unhashable name, at the call)
+        if not get_abstract_mesh().empty:
+            raise NotImplementedError("vmap(spmd_axis_name=...) under a mesh: sharding "
+                                      "the batch axis over mesh axes is not supported")
+        return run(*args, **kwargs)
+    return checked
 
 
 def _call_runner(run, fun, args, kwargs):
