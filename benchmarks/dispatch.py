@@ -312,9 +312,9 @@ def main():
     for n in names:
         for lib in libs:
             run_round(libs[lib][n])          # warm up
-    for _ in range(args.rounds):
+    for r in range(args.rounds):
         for n in names:
-            for lib in libs:
+            for lib in (libs if r % 2 == 0 else reversed(libs)):   # (each first in turn)
                 times[lib][n].append(run_round(libs[lib][n]))
     print(f"{'benchmark':32s} {'mjax':>10s} {'jax':>10s} {'ratio':>6s}  (medians of "
           f"{args.rounds} interleaved rounds)")

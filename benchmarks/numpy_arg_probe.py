@@ -8,7 +8,7 @@ Rows: JAX's jitted call; mjax's; mjax's program in jaxlib's C++ jit called direc
 replaced by a Python function returning a kept result (what the fast path alone costs on
 this host); the same Python function alone; device-array calls in both libraries. Each
 row: median microseconds a call, wall and process CPU time, and the wall time to issue the
-round's calls (before waiting for the last result).
+round's calls (before waiting for the last result). Rounds rotate the rows' order.
 """
 import argparse
 import statistics
@@ -139,10 +139,17 @@ def main():
         import gc
         gc.collect(), gc.freeze(), gc.disable()
     got = {k: [] for k in rows}
-    for _ in range(a.rounds):
-        for k, fn in rows.items():
-            got[k].append(per_round(fn, a.calls))
-    print("device:", mjax.devices()[0], " rounds:", a.rounds, " calls:", a.calls)
+    keys = list(rows)
+    for r in range(a.rounds):
+        # (each round starts at another row, every other one in reverse: no row always
+        # follows the same one)
+        order = keys[r % len(keys):] + keys[:r % len(keys)]
+        for k in (order[::-1] if r % 2 else order):
+            got[k].append(per_round(rows[k], a.calls))
+    same = (g.lower(host).compile().runtime_executable().fingerprint ==
+            f._memo.entry.executable.loaded.fingerprint)
+    print("device:", mjax.devices()[0], " rounds:", a.rounds, " calls:", a.calls,
+          " the same executable as JAX's (fingerprint):", same)
     print(f"{'':40s} {'wall':>8s} {'CPU':>8s} {'issue':>8s}  (us a call, medians)")
     for k, v in got.items():
         w, c, i = (statistics.median(x) for x in zip(*v))
