@@ -198,7 +198,7 @@ def _simplify(policy: Policy) -> Policy:
 
 def encode(policy) -> dict:
     """The attributes of jaxpr.checkpoint for a policy (`policy`, and `names` for the
-    name-based ones); {} for the default (nothing saveable). Raises NotImplementedError
+    name-based ones); {} for the default (None). Raises NotImplementedError
     for policies the pass lacks."""
     if policy is None:
         return {}
@@ -221,7 +221,8 @@ def encode(policy) -> dict:
         # Other combinations: the pass evaluates the combined predicate per op.
         return {"policy": "callable", "names": [register_callable_policy(simple)]}
     if simple.kind == "nothing_saveable":
-        return {}
+        # (the default's behavior, but named: make_jaxpr prints the policy given)
+        return {"policy": "nothing_saveable"}
     if simple.kind in _NAMED:
         return {"policy": simple.kind, "names": list(simple.names)}
     return {"policy": simple.kind}

@@ -264,8 +264,8 @@ def test_offload_policies_keep_their_residuals_on_device():
 
 def test_policy_recorded_on_checkpoint_op():
     """make_jaxpr shows a checkpoint as JAX's remat2 equation with its policy (a Python
-    policy's address masked, as JAX does); nothing_saveable is the default, shown as
-    None."""
+    policy's address masked, as JAX does); nothing_saveable, the default's behavior,
+    shown by its name as JAX shows it."""
     for name in ("everything_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable",
                  None):
         def text(J, np_):
@@ -275,7 +275,10 @@ def test_policy_recorded_on_checkpoint_op():
             return str(J.make_jaxpr(f)(X))
         assert text(mjax, jnp) == text(jax, jjnp)
     f = mjax.checkpoint(jnp.sin, policy=mjax.checkpoint_policies.nothing_saveable)
-    assert "policy=None" in str(mjax.make_jaxpr(f)(X))
+    g = jax.checkpoint(jjnp.sin, policy=jax.checkpoint_policies.nothing_saveable)
+    assert str(mjax.make_jaxpr(f)(X)) == str(jax.make_jaxpr(g)(X))
+    assert "policy=<function nothing_saveable at 0xXXXXXXXXXXXX>" in str(
+        mjax.make_jaxpr(f)(X))
 
 
 def test_checkpoint_name_is_identity_under_grad_and_vmap():

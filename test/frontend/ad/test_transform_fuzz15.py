@@ -218,3 +218,21 @@ def test_concrete_shape_arguments(shape):
 @pytest.mark.parametrize("shape", [2., (2, 1.5), "3"])
 def test_non_integer_shape_arguments(shape):
     _raises_as_jax(lambda J, N: N.zeros(shape))
+
+
+# ---- make_jaxpr of checkpoint with a named policy ----------------------------------------
+@pytest.mark.parametrize("policy", [None, "nothing_saveable", "everything_saveable",
+                                    "dots_saveable"])
+def test_checkpoint_policy_prints_as_jax(policy):
+    def run(J, N):
+        p = None if policy is None else getattr(J.checkpoint_policies, policy)
+        return str(J.make_jaxpr(J.checkpoint(lambda x: N.sin(x) * 2, policy=p))(1.))
+    want, got = _both(run)
+    assert got == want
+
+
+@pytest.mark.parametrize("policy", ["nothing_saveable", "everything_saveable"])
+def test_checkpoint_policy_gradients(policy):
+    _same(lambda J, N: J.grad(J.checkpoint(lambda x: N.sum(N.sin(x) * x),
+                                           policy=getattr(J.checkpoint_policies, policy)))(
+        N.asarray(X)))
