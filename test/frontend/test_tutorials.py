@@ -74,7 +74,6 @@ SEED_PRELUDE = "import numpy as _np\n_np.random.seed(0)\n"
 
 # (tutorial, cell index) -> why mjax's output differs from JAX's.
 KNOWN = {
-    ("gradient_checkpointing", 23): "the cell imports jax._src (JAX's private modules)",
     ("key_concepts", 4): "make_jaxpr: JAX 0.10.2's jnp.where (and clip) is a nested "
                          "jit[name=_where] taking the Python scalar as a weak i32 operand; "
                          "mjax stages select_n inline. Not mimicked: which jnp functions JAX "
