@@ -98,6 +98,9 @@ class PlatformRecord:
     #                                  registered for as well ('gpu': CUDA and ROCm)
     host: bool = False               # the host's own devices: callbacks' arrays stay there
     install_hint: str = ""           # how to install the plugin (the missing-plugin error)
+    op_by_op_options: tuple = ()     # XLA options under which a program's ops round as
+    #                                  each alone would (JAX's eager transformations:
+    #                                  mjax/ad/op_by_op.py); () for none
 
     def find_library(self) -> str | None:
         return _call(self.library, self.name) if self.library else None
@@ -125,7 +128,8 @@ PLATFORMS: dict[str, PlatformRecord] = {r.name: r for r in (
     PlatformRecord("cpu", priority=0, client="mjax.runtime.xla:make_cpu_client",
                    lowering_option="platform=cpu", linalg="lapack",
                    pallas_pass=None, host_callback_target="xla_ffi_python_cpu_callback",
-                   dlpack_kind=1, host=True),
+                   dlpack_kind=1, host=True,
+                   op_by_op_options=(("xla_disable_hlo_passes", "fusion"),)),
     PlatformRecord("tpu", priority=300, library="mjax.runtime.tpu:find_library",
                    client="mjax.runtime.tpu:make_client", fail_quietly=True,
                    lowering_option="platform=tpu", linalg="xla", device_put_moves=True,

@@ -18,7 +18,7 @@ from mjax.specs import dtypes as _dt
 from mjax import lax
 from mjax.tracing import staging
 from mjax.base import trace_trees, tree_util
-from mjax.ad import concrete, levels
+from mjax.ad import concrete, levels, op_by_op
 from mjax.ad.tracer_text import showing_gradients
 from mjax.config import config
 from mjax.tracing.core import (Tracer, aval_of_value, collecting_traces, current_trace,
@@ -35,6 +35,7 @@ from mjax.tracing.lowering import name_as_jax
 from mjax.passes import custom_rules
 from mjax.arrays.placement import device_buffer
 from mjax.tracing.source_info import wraps
+from mjax.tracing import fused_units
 from mjax.tracing.staging import trace_function
 from mjax.tracing.staging import call_args, emit, emit_call, put_back, set_apart  # noqa: F401
 
@@ -272,14 +273,17 @@ class _Retraced(Jitted):
               mesh_layout=None, flat=None):
         # (`_call` never finds `key` in self._cache, which stays empty: it comes here.)
         with self._fill_lock:
+            fused_before = fused_units.calls
             with collecting_traces() as made:
                 traced = trace_function(self._bind_static(static_key, n_args), dyn_args,
                                         dyn_kwargs, flat=flat)
+            # (the same text with calls of functions JAX jits compiles otherwise: op_by_op)
+            fused_calls = fused_units.calls != fused_before
             # The module is named as JAX names it (name_as_jax) only when it is compiled:
             # the names are the jit's name and its arguments' (from the structure in
             # `key`), so the key holds them in place of the named module's text.
             names = self._names(traced.in_tree, static_key)
-            program = _program_key((key, names), traced, mesh_layout)
+            program = _program_key((key, names, fused_calls), traced, mesh_layout)
             entry = recall_program(program) if program is not None else None
             if entry is not None:
                 entry = _rebound(entry, traced, self._backend)
@@ -290,11 +294,13 @@ class _Retraced(Jitted):
             name_as_jax(traced.module, *names)
             self._pending = traced
             runs = custom_rules.rule_runs()
+            self._compiler_options = op_by_op.compiler_options(traced.module, self._backend,
+                                                               fused_calls)
             try:
                 entry = self._compile(dyn_args, dyn_kwargs, static_key, n_args, donated,
                                       mesh_layout, flat)
             finally:
-                self._pending = None
+                self._pending, self._compiler_options = None, {}
             if custom_rules.rule_runs() != runs:
                 # The lowering traced Python rules (a custom_vjp's bwd): JAX runs them at
                 # each call, which reusing this program would skip.

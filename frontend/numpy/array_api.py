@@ -14,6 +14,7 @@ from mjax.specs import dtypes as _dt
 from mjax.base import errors
 from mjax.arrays.array import Array
 from mjax.config import config
+from mjax.tracing import fused_units
 from mjax.tracing.core import Tracer, _state as trace_state
 from mjax.arrays.eager_fast import fast_fused
 from mjax.jit.jitted import jit
@@ -239,6 +240,7 @@ def fused_when_eager(fn=None, *, traced=()):
             # Under a trace its primitives are staged into the trace, as JAX's jaxprs show
             # them (a nested jit would print as `jit[name=call]`), even for arguments that
             # are all concrete (jnp.eye(3) in a jitted function).
+            fused_units.note_call(fn.__name__)
             return fn(*args, **kwargs)
         if _unreduced_call(args, kwargs):   # (op by op: mjax/lax/unreduced.py)
             return fn(*args, **kwargs)
