@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from mjax.nn.functions import logsumexp  # noqa: F401  (JAX: jax.scipy.special.l
 from mjax.scipy.special_hyp import bessel_jn, hyp1f1, hyp2f1, sph_harm_y  # noqa: F401
 from mjax.scipy.special_erf_and_integrals import (  # noqa: F401
     dawsn, erfcx, exp1, expi, expn, fresnel, owens_t, sici, spence, wofz)
+from mjax.scipy import special_legendre as _legendre
 from mjax.tracing.staging import jit_eagerly
 
 __all__ = ["logsumexp", "erf", "erfc", "erfinv", "gammaln", "digamma", "polygamma",
@@ -554,3 +556,25 @@ def bernoulli(n):
         b[1] = -b[1]  # the algorithm gives the B_1 = +1/2 convention
     return jnp.asarray([float(v) for v in b], dtype=jnp.zeros(()).dtype)
 
+
+# Deprecated names, as JAX's module __getattr__: lpmn and lpmn_values warn once each;
+# sph_harm is gone (removed in JAX 0.10.0).
+_DEPRECATED = {
+    "lpmn": ("jax.scipy.special.lpmn is deprecated; no replacement is planned.",
+             _legendre.lpmn),
+    "lpmn_values": ("jax.scipy.special.lpmn_values is deprecated; no replacement is "
+                    "planned.", _legendre.lpmn_values),
+    "sph_harm": ("jax.scipy.special.sph_harm was deprecated in v0.7.0 and removed in "
+                 "v0.10.0. Use jax.scipy.special.sph_harm_y instead.", None),
+}
+
+
+@functools.cache
+def __getattr__(name):
+    if name in _DEPRECATED:
+        message, fn = _DEPRECATED[name]
+        if fn is None:
+            raise AttributeError(message)
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return fn
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
