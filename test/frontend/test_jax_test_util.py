@@ -462,3 +462,25 @@ def test_jax_style_module_passes_as_under_jax(tmp_path):
     assert ours == expected, out[-3000:]
     for name in ["test_wrong_reference_fails", "test_retrace_fails_compile_and_check"]:
         assert f"FAILED style_test.py::StyleTest::{name}" in out, out[-3000:]
+
+
+def test_src_dtypes_helpers_tests_use_are_jax():
+    """The jax._src.dtypes names JAX's test files read next to jtu."""
+    from jax._src import dtypes as jdt
+    from mjax._src import dtypes as mdt
+    for x64 in (False, True):
+        with jax.enable_x64(x64), mjax.enable_x64(x64):
+            for name in ["default_int_dtype", "default_uint_dtype", "default_float_dtype",
+                         "default_complex_dtype"]:
+                assert getattr(mdt, name)() == getattr(jdt, name)(), (name, x64)
+            assert {k: f() for k, f in mdt.default_types.items()} == \
+                {k: f() for k, f in jdt.default_types.items()}
+    for dtype in [bool, np.int8, np.float32, np.complex64, np.uint32]:
+        assert mdt.to_numeric_dtype(dtype) == jdt.to_numeric_dtype(dtype)
+    assert mdt.python_scalar_types_to_dtypes == {  # (JAX adds its shape-polymorphic dims)
+        t: jdt.python_scalar_types_to_dtypes[t] for t in (bool, int, float, complex)}
+    assert mdt._float8_dtypes == jdt._float8_dtypes
+    for m, j in [(1.0, 1.0), (True, True), (np.float32(1), np.float32(1)),
+                 (mnp.ones(2), jnp.ones(2)), (mnp.asarray(2.0), jnp.asarray(2.0)),
+                 (mjax.jit(lambda a: a * 2)(1.0), jax.jit(lambda a: a * 2)(1.0))]:
+        assert mdt.is_weakly_typed(m) == jdt.is_weakly_typed(j), m
