@@ -9,6 +9,7 @@ import sys as _sys
 
 from mjax.config import (State, bool_option, config, enum_option, int_option,  # noqa: F401
                          string_option)
+from mjax.config.jax_options import ExplicitX64Mode  # noqa: F401
 
 update = config.update
 parse_flags_with_absl = config.parse_flags_with_absl

@@ -484,3 +484,27 @@ def test_src_dtypes_helpers_tests_use_are_jax():
                  (mnp.ones(2), jnp.ones(2)), (mnp.asarray(2.0), jnp.asarray(2.0)),
                  (mjax.jit(lambda a: a * 2)(1.0), jax.jit(lambda a: a * 2)(1.0))]:
         assert mdt.is_weakly_typed(m) == jdt.is_weakly_typed(j), m
+
+
+def test_src_modules_jax_tests_import():
+    """What JAX's test files (random_test, lax_numpy_reducers_test) read from jax._src
+    beside jtu: config's States, deprecations, dispatch.apply_primitive, prng's names."""
+    from jax._src import config as jconfig, dispatch as jdispatch
+    from jax._src.random import prng as jprng   # noqa: F401 (the module exists in jax)
+    from mjax._src import deprecations, dispatch
+    from mjax._src.random import prng
+    assert list(mconfig.ExplicitX64Mode.__members__) == \
+        list(jconfig.ExplicitX64Mode.__members__)
+    assert mconfig.enable_x64.value == jconfig.enable_x64.value
+    with pytest.raises(AttributeError, match="no config option"):
+        mconfig.no_such_option
+    x = np.linspace(0.0, 1.0, 5, dtype=np.float32)
+    np.testing.assert_allclose(dispatch.apply_primitive(mjax.lax.mul_p, x, x),
+                               jdispatch.apply_primitive(jax.lax.mul_p, x, x), rtol=1e-6)
+    assert deprecations.is_accelerated("jax-some-deprecation") is False
+    with pytest.warns(DeprecationWarning, match="old"):
+        deprecations.warn("jax-some-deprecation", "old", stacklevel=1)
+    assert isinstance(mjax.random.key(0), prng.PRNGKeyArray)
+    assert {"threefry2x32", "rbg", "unsafe_rbg"} <= set(prng.prngs)
+    bits = prng.random_bits(mjax.random.key(1), 32, (3,))
+    assert bits.shape == (3,) and bits.dtype == np.uint32

@@ -20,3 +20,9 @@ def register_prng(impl) -> None:
     """`impl`'s name (its `name=`) becomes a valid `impl=` string; a name already taken
     raises ValueError, as in JAX."""
     _prng.register_name(impl)
+
+
+# (JAX's tests check key arrays' class and draw raw bits from keys)
+PRNGKeyArray = _prng.PRNGKeyArray
+random_bits = _prng.random_bits
+prngs = _prng._IMPLS      # (name -> implementation, the live registry)
