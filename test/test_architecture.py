@@ -64,8 +64,8 @@ PLATFORM_CODE = {     # file -> (most platform names it may hold; None: no ceili
     "frontend/lax/platform.py": (1, "platform_dependent refuses 'gpu', as JAX"),
     "frontend/experimental/mesh_utils.py": (2, "GPU devices ordered by id, as JAX"),
     "frontend/tracing/primitive.py": (1, "mlir.LoweringRuleContext's default platforms"),
-    "frontend/_src/test_util_devices.py": (4, "jtu's device tags ('tpu', 'gpu', 'cuda', "
-                                              "'rocm': JAX's test helpers test for them)"),
+    "frontend/_src/test_util_devices.py": (5, "jtu's device tags ('tpu', 'gpu', 'cuda', "
+                                              "'rocm', 'cpu': JAX's test helpers test for them)"),
     "frontend/experimental/pallas/__init__.py": (1, "the `tpu` submodule in __all__"),
     # one platform's own code: JAX's TPU algorithms, pltpu
     "frontend/experimental/pallas/tpu.py": (1, "pltpu.is_tpu_device"),

@@ -60,7 +60,7 @@ from mjax._src.test_util_case import (  # noqa: F401
     global_config_context, is_sequence, thread_local_config_context, with_config,
     with_global_config)
 from mjax._src.test_util_devices import (  # noqa: F401
-    CudaArchSpecificTest, _get_device_tags, device_kind_match, device_supports_buffer_donation,
+    CudaArchSpecificTest, _SMEM_SIZE_BOUND_FOR_TESTS, _get_device_tags, device_kind_match, device_supports_buffer_donation,
     device_under_test, get_cuda_nonportable_max_cluster_size, get_tpu_version,
     if_cloud_tpu_at_least, is_asan, is_cloud_tpu, is_cloud_tpu_at_least,
     is_cuda_compute_capability_at_least, is_cuda_compute_capability_equal,

@@ -59,8 +59,11 @@ def test_device_matches(device_types) -> bool:
 test_device_matches.__test__ = False     # (not a test, pytest)
 
 
+# (what JAX's GPU tests bound shared memory to: the smallest of the GPUs they run on)
+_SMEM_SIZE_BOUND_FOR_TESTS = 99 * 1024
+
 # JAX's device tags that its helpers test for (its public spellings)
-_TPU, _GPU, _CUDA, _ROCM = "tpu", "gpu", "cuda", "rocm"
+_TPU, _GPU, _CUDA, _ROCM, _CPU = "tpu", "gpu", "cuda", "rocm", "cpu"
 
 
 def is_device_rocm() -> bool:

@@ -508,3 +508,51 @@ def test_src_modules_jax_tests_import():
     assert {"threefry2x32", "rbg", "unsafe_rbg"} <= set(prng.prngs)
     bits = prng.random_bits(mjax.random.key(1), 32, (3,))
     assert bits.shape == (3,) and bits.dtype == np.uint32
+
+
+def test_pallas_and_hypothesis_test_helpers():
+    """jax._src.pallas.pallas_test_util and jax._src.hypothesis_test_util (JAX's Pallas
+    tests' base classes; its wheel ships neither, so the checks are against NumPy and
+    JAX's documented behaviour)."""
+    import hypothesis as hp
+    from mjax._src import hijax, hypothesis_test_util as htu
+    from mjax._src.pallas import pallas_test_util as ptu
+    from mjax.experimental import pallas as pl
+    assert hijax.HiType is mjax.experimental.hijax.HiType
+
+    def add_one(x_ref, o_ref):
+        o_ref[...] = x_ref[...] + 1.0
+
+    class Interpret(ptu.PallasTest):
+        INTERPRET = True
+
+        def test_add(self):
+            x = np.arange(8, dtype=np.float32)
+            out = self.pallas_call(add_one, out_shape=mjax.ShapeDtypeStruct(x.shape,
+                                                                             x.dtype))(x)
+            self.assertAllClose(out, x + 1)
+
+    class Compiled(Interpret):
+        INTERPRET = False
+
+    class OnTpu(ptu.PallasTPUTest):
+        def test_add(self):
+            pass
+    results = {}
+    for cls in (Interpret, Compiled, OnTpu):
+        result = unittest.TestResult()
+        cls("test_add").run(result)
+        results[cls.__name__] = (result.testsRun, len(result.failures + result.errors),
+                                 [r for _, r in result.skipped])
+    assert results == {"Interpret": (1, 0, []),
+                       "Compiled": (1, 0, ["On CPU the test works only in interpret mode"]),
+                       "OnTpu": (1, 0, ["Test requires TPUs"])}, results
+    assert pl.pallas_call is not None
+    before = getattr(hp.settings, "_current_profile", None) or "default"
+    htu.setup_hypothesis(max_examples=7)
+    try:
+        settings = hp.settings()
+        assert (settings.max_examples, settings.derandomize, settings.deadline,
+                settings.database) == (7, True, None, None)
+    finally:
+        hp.settings.load_profile(before)
