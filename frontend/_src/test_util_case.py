@@ -13,6 +13,7 @@ changed. `self.rng()` is a RandomState seeded by the test's name, as JAX's.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import os
 import re
@@ -26,6 +27,7 @@ import numpy as np
 from mjax.config import bool_option, config
 from mjax.specs import dtypes as _dt
 from mjax.tracing.core import current_trace
+from mjax.tracing.source_info import in_mjax
 from mjax.base.tree_util import tree_map
 from mjax.jit import jitted as _jitted, traces as _traces
 from mjax import jit
@@ -47,8 +49,10 @@ TEST_WITH_PERSISTENT_COMPILATION_CACHE = bool_option(
 # ---- counters ---------------------------------------------------------------------------
 # What mjax can count: jit's traces for a call and its compilations for a call (a miss of
 # jit's cache). (Eager ops and AOT `.lower()` are not counted: in JAX each eager op's
-# first call is a compilation of its own, and `.lower()` a lowering.)
-_COUNTS = {"trace": 0, "compile": 0}
+# first call is a compilation of its own, and `.lower()` a lowering.) "internal": the
+# compilations of mjax's own jits (those of its jnp and lax functions), what eager code
+# compiles op by op, as JAX's primitive compilations (_CompileAndCheck's second call).
+_COUNTS = {"trace": 0, "compile": 0, "internal": 0}
 _PATCHED: list = []
 
 
@@ -64,10 +68,19 @@ def _install_counters() -> None:
 
     def counted_compile(self, *args, **kwargs):
         _COUNTS["compile"] += 1
+        if _is_mjax_function(self.fun):
+            _COUNTS["internal"] += 1
         return compile_(self, *args, **kwargs)
     _traces._explain_miss = counted_miss
     _jitted.Jitted._compile = counted_compile
     _PATCHED.append(True)
+
+
+def _is_mjax_function(fun) -> bool:
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    code = getattr(inspect.unwrap(fun), "__code__", None)
+    return code is not None and in_mjax(code.co_filename)
 
 
 def _counter(kind: str):
@@ -91,6 +104,7 @@ def _not_counted(name: str, what: str):
 count_jit_tracing_cache_miss = _counter("trace")
 count_jit_and_pmap_lowerings = _counter("compile")
 count_jit_compilation_cache_miss = _counter("compile")
+_count_op_by_op_compiles = _counter("internal")
 count_device_put = _not_counted("count_device_put", "device_put's transfers")
 count_device_put_fast_path_hit = _not_counted("count_device_put_fast_path_hit",
                                               "device_put's same-device copies")
@@ -355,7 +369,7 @@ class JaxTestCase(_Base):
         python_ans = fun(*args)
         self.assertEqual(tree_map(np.shape, python_ans),
                          tree_map(lambda x: np.shape(np.asarray(x)), python_ans))
-        with count_jit_and_pmap_lowerings() as compiles:
+        with _count_op_by_op_compiles() as compiles:
             python_ans = fun(*args)
         if check_cache_misses and TEST_NUM_THREADS.value <= 1:
             self.assertEqual(compiles(), 0, f"Compilation detected during second call of "

@@ -407,6 +407,11 @@ STYLE_MODULE = textwrap.dedent('''
         with self.assertRaises(ValueError):
           jnp.ones(3) + jnp.ones((2, 3))
 
+      def test_fresh_jit_per_call(self):
+        # (a new jit on each call compiles again: not an op-by-op compilation)
+        f = lambda x: jax.jit(lambda y: y * 2)(x)
+        self._CompileAndCheck(f, lambda: [np.ones(3, np.float32)])
+
       def test_wrong_reference_fails(self):
         args_maker = lambda: [np.linspace(0.1, 1.0, 5, dtype=np.float32)]
         self._CheckAgainstNumpy(np.cos, jnp.sin, args_maker)
@@ -456,8 +461,9 @@ def _run_style_module(tmp_path, aliased: bool) -> tuple:
 def test_jax_style_module_passes_as_under_jax(tmp_path):
     ours, out = _run_style_module(tmp_path, aliased=True)
     theirs, jax_out = _run_style_module(tmp_path, aliased=False)
-    # 4 sampled unary cases + 2 adds + grads + tree + cpu + 2 promotions + 2 configured
-    expected = {"passed": 13, "failed": 2, "skipped": 1}
+    # 4 sampled unary cases + 2 adds + grads + tree + cpu + 2 promotions + fresh jit + 2
+    # configured
+    expected = {"passed": 14, "failed": 2, "skipped": 1}
     assert theirs == expected, jax_out[-3000:]
     assert ours == expected, out[-3000:]
     for name in ["test_wrong_reference_fails", "test_retrace_fails_compile_and_check"]:
