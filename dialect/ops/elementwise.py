@@ -294,6 +294,11 @@ class PolygammaOp(ElementwiseBinary, name="polygamma"):
     dtypes = ("float",)
 
 
+class ZetaOp(ElementwiseBinary, name="zeta"):
+    """Elementwise Hurwitz zeta(x, q) = sum_k (k + q)^-x. JAX: lax.zeta_p."""
+    dtypes = ("float",)
+
+
 # ---- bitwise and logical -------------------------------------------------------
 class NotOp(ElementwiseUnary, name="not"):
     """Elementwise logical/bitwise not. JAX: lax.not_p."""

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import warnings
+from fractions import Fraction
 
 import numpy as np
 
 from mjax import lax
 from mjax import numpy as jnp
-from mjax.ad import custom_jvp
+from mjax.ad import custom_jvp, jvp
 from mjax.nn import functions as nn_functions
 from mjax.nn.functions import logsumexp  # noqa: F401  (JAX: jax.scipy.special.logsumexp)
 from mjax.scipy.special_hyp import bessel_jn, hyp1f1, hyp2f1, sph_harm_y  # noqa: F401
@@ -277,16 +279,52 @@ def i1(x):
     return jnp.exp(jnp.abs(x)) * lax.bessel_i1e(x)
 
 
-@jit_eagerly("x", "q")
+_NO_RIEMANN = ("Riemann zeta function not implemented; pass q != None to compute the "
+               "Hurwitz Zeta function.")
+
+
 def zeta(x, q=None):
-    """The Hurwitz zeta function sum_k (k + q)^-x (Riemann's for q=None), for x > 1.
+    """The Hurwitz zeta function sum_k (k + q)^-x (q is required: JAX has no Riemann
+    zeta); differentiated through a series (`_zeta_series`), as JAX's.
     JAX: jax.scipy.special.zeta."""
     if q is None:
-        (x,) = _float("zeta", x)
-        q = jnp.ones_like(x)
-    else:
-        x, q = _float("zeta", x, q)
-    return lax.zeta(x, q)
+        raise NotImplementedError(_NO_RIEMANN)
+    return _zeta(x, q)
+
+
+@custom_jvp
+def _zeta(x, q):
+    return lax.zeta(*_float("zeta", x, q))
+
+
+@functools.cache
+def _zeta_coefs(count):
+    """(2j + 2)! / B_{2j + 2} for j < count, each rounded once to a double."""
+    bern = _bernoulli_fractions(2 * count)
+    return [float(math.factorial(2 * j + 2) / bern[2 * j + 2]) for j in range(count)]
+
+
+def _zeta_series(x, q):
+    """zeta(x, q) by Euler-Maclaurin summation (Johansson 2015, formula 5): the first N
+    terms, the integral of the tail and M correction terms; N = M = 8 in float32, else
+    16. Its derivatives are zeta's (the op has none)."""
+    s, a = _float("zeta", x, q)
+    dt = a.dtype.type
+    n = m = dt(8) if a.dtype == np.float32 else dt(16)
+    s_, a_ = jnp.expand_dims(s, -1), jnp.expand_dims(a, -1)
+    k = jnp.expand_dims(np.arange(n, dtype=n.dtype), tuple(range(a.ndim)))
+    head = jnp.sum((a_ + k) ** -s_, -1)
+    integral = lax.div((a + n) ** (dt(1) - s), s - dt(1))
+    first = (a + n) ** -s
+    j = jnp.expand_dims(np.arange(2 * m, dtype=m.dtype), tuple(range(s.ndim)))
+    rising = jnp.cumprod((s_ + j) / (a_ + n), -1)[..., ::2]
+    rising = jnp.clip(rising, max=jnp.finfo(dt).max)
+    coefs = np.array(_zeta_coefs(rising.shape[-1]), dtype=dt)
+    rising = rising / jnp.expand_dims(coefs, tuple(range(a.ndim)))
+    return head + integral + first * (dt(0.5) + rising.sum(-1))
+
+
+_zeta.defjvp(lambda primals, tangents: jvp(_zeta_series, primals, tangents))
 
 
 # Cephes' ndtri: a rational approximation in w = p - 1/2 for the middle, and in 1/z,
@@ -539,11 +577,15 @@ def log_softmax(x, /, *, axis=None):
 def bernoulli(n):
     """The Bernoulli numbers B_0..B_n (B_1 = -1/2, as JAX), computed exactly on the host.
     JAX: jax.scipy.special.bernoulli."""
-    import operator
-    from fractions import Fraction
     n = operator.index(n)
     if n < 0:
         raise ValueError("n must be a non-negative integer.")
+    return jnp.asarray([float(v) for v in _bernoulli_fractions(n)],
+                       dtype=jnp.zeros(()).dtype)
+
+
+def _bernoulli_fractions(n):
+    """B_0..B_n as Fractions (B_1 = -1/2)."""
     b = [Fraction(0)] * (n + 1)
     for m in range(n + 1):  # Akiyama-Tanigawa: B_m with B_1 = +1/2
         a = [Fraction(0)] * (m + 1)
@@ -554,7 +596,7 @@ def bernoulli(n):
         b[m] = a[0]
     if n >= 1:
         b[1] = -b[1]  # the algorithm gives the B_1 = +1/2 convention
-    return jnp.asarray([float(v) for v in b], dtype=jnp.zeros(()).dtype)
+    return b
 
 
 # Deprecated names, as JAX's module __getattr__: lpmn and lpmn_values warn once each;

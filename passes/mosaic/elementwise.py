@@ -404,6 +404,7 @@ state_unsupported(MOSAIC, {
     "lgamma has no Mosaic lowering": (E.LgammaOp,),
     "digamma has no Mosaic lowering": (E.DigammaOp,),
     "polygamma has no Mosaic lowering": (E.PolygammaOp,),
+    "zeta has no Mosaic lowering (nor has it in JAX)": (E.ZetaOp,),
     "bessel_i0e has no Mosaic lowering (nor has it in JAX)": (E.BesselI0eOp,),
     "bessel_i1e has no Mosaic lowering (nor has it in JAX)": (E.BesselI1eOp,),
     "erfc has no Mosaic lowering; use 1 - erf(x)": (E.ErfcOp,),

@@ -26,7 +26,7 @@ _ONE_TO_ONE = {
     E.AsinOp: chlo.asin, E.AcosOp: chlo.acos, E.AtanOp: chlo.atan, E.SinhOp: chlo.sinh,
     E.CoshOp: chlo.cosh, E.AsinhOp: chlo.asinh, E.AcoshOp: chlo.acosh, E.AtanhOp: chlo.atanh,
     E.ErfOp: chlo.erf, E.ErfcOp: chlo.erfc, E.ErfInvOp: chlo.erf_inv, E.LgammaOp: chlo.lgamma,
-    E.DigammaOp: chlo.digamma, E.PolygammaOp: chlo.polygamma,
+    E.DigammaOp: chlo.digamma, E.PolygammaOp: chlo.polygamma, E.ZetaOp: chlo.zeta,
     E.NotOp: hlo.not_, E.AndOp: hlo.and_, E.OrOp: hlo.or_, E.XorOp: hlo.xor,
     E.ShiftLeftOp: hlo.shift_left, E.ShiftRightArithmeticOp: hlo.shift_right_arithmetic,
     E.ShiftRightLogicalOp: hlo.shift_right_logical, E.PopulationCountOp: hlo.popcnt,
@@ -331,6 +331,9 @@ def _polygamma_jvp_m(b, t, m, x):
 
 AD.defjvp(E.PolygammaOp, _polygamma_jvp_m,
           lambda b, t, m, x: b.mul(t, b.polygamma(b.add(m, _c(b, m, 1)), x)))
+# (as JAX's zeta_p; jax.scipy.special.zeta differentiates a series instead)
+AD.no_jvp(E.ZetaOp, "Differentiation rule for 'zeta' not implemented")
+AD.no_transpose(E.ZetaOp)
 
 # ---- piecewise constant, integer-valued or boolean results: zero tangents ----
 for _op in (E.SignOp, E.FloorOp, E.CeilOp, E.RoundOp):

@@ -202,6 +202,7 @@ for _op in (E.ComplexOp, E.ConjOp, E.RealOp, E.ImagOp):
     TRITON.unsupported(_op, "Triton has no complex numbers")
 for _op in (E.DigammaOp, E.PolygammaOp):
     TRITON.unsupported(_op, "the device math libraries have no digamma/polygamma")
+TRITON.unsupported(E.ZetaOp, "the device math libraries have no Hurwitz zeta")
 for _op in (E.BesselI0eOp, E.BesselI1eOp):
     TRITON.unsupported(_op, "no Triton lowering for the scaled Bessel functions (nor in "
                             "JAX's)")

@@ -324,6 +324,17 @@ func.func @polygamma(%m: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @zeta
+// CHECK-SAME:    (%[[S:.*]]: tensor<4xf32>, %[[Q:.*]]: tensor<4xf32>)
+// CHECK:         %[[R:.*]] = "jaxpr.zeta"(%[[S]], %[[Q]]) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK:         return %[[R]]
+func.func @zeta(%s: tensor<4xf32>, %q: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "jaxpr.zeta"(%s, %q) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @floor
 // CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>)
 // CHECK:         %[[R:.*]] = "jaxpr.floor"(%[[X]]) : (tensor<4xf32>) -> tensor<4xf32>

@@ -119,3 +119,118 @@ def test_removed_sph_harm_and_unknown_names():
             getattr(mjax.scipy.special, name)
         # (the module's own name is in the unknown-name message)
         assert str(em.value) == str(ej.value).replace("'jax.", "'mjax.", 1)
+
+
+# ---- betainc and zeta: JAX's algorithms op for op -----------------------------------------
+def _betainc_args(dtype, size=120, seed=0):
+    rng = np.random.default_rng(seed)
+    a, b = rng.uniform(0.01, 25, size), rng.uniform(0.01, 25, size)
+    x = rng.uniform(0, 1, size)
+    a[:6] = [0, -1, np.inf, np.nan, 1e-30, 0]
+    b[6:10] = [0, np.inf, 1e-30, 0]
+    x[10:16] = [0, 1, -0.5, 1.5, np.nan, 0.999999]
+    return [v.astype(dtype) for v in (a, b, x)]
+
+
+def _zeta_args(dtype, size=120, seed=1):
+    rng = np.random.default_rng(seed)
+    x, q = rng.uniform(0.5, 14, size), rng.uniform(-3.5, 8, size)
+    x[:5] = [1, 1, np.inf, np.nan, 1 + 1e-6]
+    q[5:10] = [0, -1, np.inf, np.nan, 1e-20]
+    return [v.astype(dtype) for v in (x, q)]
+
+
+@pytest.mark.parametrize("name,make", [("betainc", _betainc_args), ("zeta", _zeta_args)])
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_betainc_zeta_float32(name, make, jit):
+    fj, fm = getattr(jax.scipy.special, name), getattr(mjax.scipy.special, name)
+    if jit:
+        fj, fm = jax.jit(fj), mjax.jit(fm)
+    args = make(np.float32)
+    _same(fj(*args), fm(*args))
+
+
+@pytest.mark.parametrize("name,make", [("betainc", _betainc_args), ("zeta", _zeta_args)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_betainc_zeta_x64(name, make, dtype, jit):
+    with jax.enable_x64(True), mjax.enable_x64(True):
+        fj, fm = getattr(jax.scipy.special, name), getattr(mjax.scipy.special, name)
+        if jit:
+            fj, fm = jax.jit(fj), mjax.jit(fm)
+        args = make(dtype)
+        _same(fj(*args), fm(*args))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_betainc_half_floats(dtype):
+    args = [jax.numpy.asarray(v).astype(dtype) for v in _betainc_args(np.float32, 40)]
+    margs = [mjax.numpy.asarray(np.asarray(v)) for v in args]
+    _same(jax.scipy.special.betainc(*args), mjax.scipy.special.betainc(*margs))
+
+
+def test_lax_betainc_and_zeta_mixed_weak_scalars():
+    """A Python scalar beside an array, under jit (a constant in both programs)."""
+    x = np.linspace(0.05, 0.95, 7, dtype=np.float32)
+    _same(jax.jit(lambda x: jax.lax.betainc(2.0, 3.5, x))(x),
+          mjax.jit(lambda x: mjax.lax.betainc(2.0, 3.5, x))(x))
+    _same(jax.jit(lambda x: jax.lax.zeta(2.5, x + 1))(x),
+          mjax.jit(lambda x: mjax.lax.zeta(2.5, x + 1))(x))
+
+
+def test_zeta_is_one_op_like_jax():
+    x = np.array([2.0, 3.0], np.float32)
+    assert "zeta" in str(mjax.make_jaxpr(mjax.lax.zeta)(x, x))
+    assert str(jax.make_jaxpr(jax.lax.zeta)(x, x)) == str(mjax.make_jaxpr(mjax.lax.zeta)(x, x))
+
+
+@pytest.mark.parametrize("argnum", [0, 1])
+def test_zeta_grad_jit(argnum):
+    """jax.scipy.special.zeta is differentiated through its Euler-Maclaurin series."""
+    x = np.array([1.7, 2.0, 3.3, 6.0, 11.0], np.float32)
+    q = np.array([0.6, 1.0, 2.5, 0.1, 4.0], np.float32)
+
+    def run(lib):
+        return lib.jit(lib.grad(lambda x, q: lib.scipy.special.zeta(x, q).sum(),
+                                argnums=argnum))(x, q)
+    _same(run(jax), run(mjax))
+
+
+def test_zeta_grad_x64_jit():
+    with jax.enable_x64(True), mjax.enable_x64(True):
+        x, q = np.array([1.7, 2.0, 3.3, 6.0]), np.array([0.6, 1.0, 2.5, 4.0])
+        for argnums in (0, 1):
+            _same(jax.jit(jax.grad(lambda x, q: jax.scipy.special.zeta(x, q).sum(),
+                                   argnums))(x, q),
+                  mjax.jit(mjax.grad(lambda x, q: mjax.scipy.special.zeta(x, q).sum(),
+                                     argnums))(x, q))
+
+
+def test_zeta_without_q_and_lax_zeta_grad_raise_as_jax():
+    for lib in (jax, mjax):
+        with pytest.raises(NotImplementedError, match="Riemann zeta function not implemented"):
+            lib.scipy.special.zeta(2.0)
+    with pytest.raises(NotImplementedError, match="Differentiation rule for 'zeta'"):
+        jax.grad(lambda q: jax.lax.zeta(2.0, q))(1.5)
+    with pytest.raises(Exception, match="Differentiation rule for 'zeta' not implemented"):
+        mjax.grad(lambda q: mjax.lax.zeta(2.0, q))(1.5)
+
+
+def test_betainc_grad_in_params_raises_as_jax():
+    for lib in (jax, mjax):
+        with pytest.raises(ValueError, match="Betainc gradient with respect to a and b"):
+            lib.grad(lambda a: lib.scipy.special.betainc(a, 2.0, 0.5))(1.5)
+
+
+def test_betainc_grad_x_close():
+    """d/dx is JAX's rule, exp((a-1) log x + (b-1) log1p(-x) - log B(a, b)); XLA fuses
+    the lgamma expansions differently next to mjax's loop (FMA contraction), and an ulp
+    of an exponent near 30 is 2e-6 of the result, so 1e-4 relative is a few ulps there."""
+    a, b, x = _betainc_args(np.float32, 30, seed=3)
+    x = np.clip(x, 0.05, 0.95)
+    a, b = np.abs(a[16:]) + 0.5, np.abs(b[16:]) + 0.5
+    x = x[16:]
+
+    def run(lib):
+        return lib.jit(lib.grad(lambda x: lib.scipy.special.betainc(a, b, x).sum()))(x)
+    np.testing.assert_allclose(np.asarray(run(mjax)), np.asarray(run(jax)), rtol=1e-4)
