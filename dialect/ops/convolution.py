@@ -10,7 +10,7 @@ from __future__ import annotations
 from mjax.dialect import attributes as A
 from mjax.dialect import dot_algorithms
 from mjax.dialect.core import JaxprOp
-from mjax.dialect.dtype_rules import check_dtype, is_complex, is_float, is_int, is_signed
+from mjax.dialect.dtype_rules import is_complex, is_float, is_int, is_signed
 from mjax.dialect.types import ShapedArray, short_dtype_name
 
 CONV_FIELDS = ("lhs_spec", "rhs_spec", "out_spec")
@@ -118,24 +118,24 @@ def conv_result_dtype(lhs: ShapedArray, rhs: ShapedArray, preferred_element_type
     if lhs.dtype != rhs.dtype:
         raise TypeError(f"conv_general_dilated requires arguments to have the same dtypes, "
                         f"got {short_dtype_name(lhs.dtype)}, {short_dtype_name(rhs.dtype)}")
-    check_dtype("conv_general_dilated", lhs, "numeric")
-    pet = preferred_element_type
+    pet = preferred_element_type    # (bool operands are JAX's too: _any)
     if pet is None:
         return lhs.dtype
     d = lhs.dtype
-    ok = ((is_int(d) and is_float(pet)) or
-          (is_int(d) and is_int(pet) and is_signed(d) == is_signed(pet)) or
-          (is_float(d) and is_float(pet)) or (is_complex(d) and is_complex(pet)))
-    if not ok:
-        raise TypeError(f"conv_general_dilated: input type {short_dtype_name(d)} is "
-                        f"incompatible with preferred_element_type "
-                        f"{short_dtype_name(pet)}; the compatible combinations are "
-                        f"(integral, integral) of the same signedness, (integral, floating), "
-                        f"(floating, floating) and (complex, complex)")
-    if pet.itemsize < d.itemsize and not (is_int(d) and is_float(pet)):
-        raise TypeError(f"conv_general_dilated: preferred_element_type "
-                        f"{short_dtype_name(pet)} must not be narrower than the input type "
-                        f"{short_dtype_name(d)}")
+    if not (is_int(d) and is_float(pet)):   # (integers to floats: either signedness)
+        for kind in (is_int, is_float, is_complex):
+            if kind(d) and not kind(pet):
+                raise TypeError("Input type is incompatible with `preferred_element_type`. "
+                                "The compatible combinations of (input_type, "
+                                "preferred_element_type) are (integral, integral), "
+                                "(integral, floating), (floating, floating), (complex, "
+                                "complex.")
+        if is_signed(d) and not is_signed(pet):
+            raise TypeError("`preferred_element_type` must have the same signedness as the "
+                            "original type.")
+    if pet.itemsize < d.itemsize:
+        raise TypeError("`preferred_element_type` must not be narrower than the original "
+                        "type.")
     return pet
 
 

@@ -1,9 +1,6 @@
-"""Polynomials: `polyval`, `convolve` and `correlate` (from multiply-adds and one `dot`),
-`polyadd`/`polysub`/`polymul`/`polydiv`, `polyder`/`polyint`, `polyfit`, `roots`, `poly`,
-`vander`.
-
-convolve gathers the sliding windows of the zero-padded input (a static index table) and
-contracts them with the reversed kernel. JAX: jnp.polyval, jnp.convolve, jnp.correlate.
+"""Polynomials: `polyval` (multiply-adds), `polyadd`/`polysub`/`polymul`/`polydiv`,
+`polyder`/`polyint`, `polyfit`, `roots`, `poly`, `vander`; `convolve` and `correlate`
+come from convolution.py. JAX: jnp.polyval and the others of the same names.
 """
 from __future__ import annotations
 
@@ -13,15 +10,15 @@ import numpy as _onp
 
 from mjax.numpy import linalg, reductions
 from mjax.numpy.arguments import concrete
-from mjax.numpy.arraypad import pad
 from mjax.numpy.conversion import asarray
+from mjax.numpy.convolution import convolve, correlate  # noqa: F401  (jnp's names)
 from mjax.numpy.creation import arange, eye, ones, ones_like, zeros, zeros_like
-from mjax.numpy.elementwise import conj, power, sqrt, where_xy
+from mjax.numpy.elementwise import power, sqrt, where_xy
 from mjax.numpy.products import dot, outer
 from mjax.numpy.promotion import broadcast_shapes, broadcast_to, promote, result_type
 from mjax.numpy.reductions import argmin
 from mjax.numpy.scalar_types import finfo
-from mjax.numpy.shaping import atleast_1d, concatenate, flip, roll, stack, trim_zeros
+from mjax.numpy.shaping import atleast_1d, concatenate, roll, stack, trim_zeros
 from mjax.numpy.sorting import argsort
 from mjax.tracing.staging import jit_eagerly
 
@@ -135,60 +132,6 @@ def polyval(p, x, *, unroll=16):
     for k in range(p.shape[0]):
         y = y * x + p[k]
     return y
-
-
-def _full_convolution(a, v, precision, preferred_element_type):
-    """The full discrete convolution of 1-d a and v, length len(a) + len(v) - 1."""
-    n, m = a.shape[0], v.shape[0]
-    padded = pad(a, (m - 1, m - 1))
-    # windows[i, j] = padded[i + j]; out[i] = sum_j padded[i + j] * v[m - 1 - j]
-    windows = padded[_onp.arange(n + m - 1)[:, None] + _onp.arange(m)[None, :]]
-    return dot(windows, flip(v, 0), precision=precision,
-               preferred_element_type=preferred_element_type)
-
-
-def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
-    """Discrete linear convolution of two 1-d arrays; mode full, same or valid. Without
-    preferred_element_type the operands are promoted to an inexact dtype (NumPy's default
-    for convolutions, as JAX)."""
-    a, v = promote("convolve", a, v, broadcast=False,
-                   inexact=preferred_element_type is None)
-    if a.ndim != 1 or v.ndim != 1:
-        raise ValueError(f"mjax.numpy.convolve: a and v must be 1-d, got shapes {a.shape} "
-                         f"and {v.shape}")
-    if a.shape[0] == 0 or v.shape[0] == 0:
-        raise ValueError("mjax.numpy.convolve: inputs cannot be empty")
-    if v.shape[0] > a.shape[0]:
-        a, v = v, a                              # convolution commutes; NumPy swaps too
-    n, m = a.shape[0], v.shape[0]
-    full = _full_convolution(a, v, precision, preferred_element_type)
-    if mode == "full":
-        return full
-    if mode == "same":
-        start = (m - 1) // 2
-        return full[start:start + n]
-    if mode == "valid":
-        return full[m - 1:n]
-    raise ValueError(f"mjax.numpy.convolve: mode must be 'full', 'same' or 'valid', got "
-                     f"{mode!r}")
-
-
-def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
-    """Cross-correlation of two 1-d arrays: convolve(a, conj(v[::-1]))."""
-    a, v = promote("correlate", a, v, broadcast=False,
-                   inexact=preferred_element_type is None)
-    if a.ndim != 1 or v.ndim != 1:
-        raise ValueError(f"mjax.numpy.correlate: a and v must be 1-d, got shapes "
-                         f"{a.shape} and {v.shape}")
-    if mode != "same" or a.shape[0] >= v.shape[0]:
-        return convolve(a, conj(flip(v, 0)), mode, precision=precision,
-                        preferred_element_type=preferred_element_type)
-    # v longer than a: NumPy correlates the swapped inputs and reverses the result, so the
-    # 'same' window of the full correlation starts m // 2 in, not (m - 1) // 2.
-    full = convolve(a, conj(flip(v, 0)), "full", precision=precision,
-                    preferred_element_type=preferred_element_type)
-    start = a.shape[0] // 2
-    return full[start:start + v.shape[0]]
 
 
 def _complex_of(dtype):

@@ -13,9 +13,10 @@ from mjax.specs import dtypes as _dt
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy import elementwise, reductions
 from mjax.numpy.array_api import fused_when_eager
+from mjax.numpy.arguments import check_arraylike
 from mjax.numpy.concrete_values import concrete_or_error
 from mjax.numpy.conversion import asarray, astype
-from mjax.numpy.creation import full, ones, ones_like, zeros
+from mjax.numpy.creation import full, ones, zeros
 from mjax.numpy.elementwise import (clip, greater_equal, isnan, less, logical_and, logical_not,
                                     logical_or, maximum, not_equal, where_xy)
 from mjax.numpy.indexing import getitem, take
@@ -165,30 +166,45 @@ _SEARCHES = {"compare_all": _search_all, "scan": _search_scan, "sort": _search_s
 
 @fused_when_eager(traced=(3, 4, "left", "right", 5, "period"))
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """Piecewise-linear interpolation of (xp, fp) at x; xp increasing. JAX: jnp.interp."""
-    x, xp, fp = promote("interp", x, xp, fp, inexact=True, broadcast=False)
-    if xp.ndim != 1 or fp.ndim != 1 or xp.shape != fp.shape:
-        raise ValueError(f"mjax.numpy.interp: xp and fp must be 1-d of equal length, got "
-                         f"shapes {xp.shape} and {fp.shape}")
+    """Piecewise-linear interpolation of (xp, fp) at x; xp increasing. left/right:
+    the value outside xp's range (fp's end values by default), or 'extrapolate' (the end
+    segments' lines); with a period both are ignored. JAX: jnp.interp."""
+    check_arraylike("interp", x, xp, fp)
+    if _onp.shape(xp) != _onp.shape(fp) or _onp.ndim(xp) != 1:
+        raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+    # (x with xp, fp alone: JAX's promotions, so the result has fp's inexact dtype)
+    x, xp = promote("interp", x, xp, inexact=True, broadcast=False)
+    (fp,) = promote("interp", fp, inexact=True)
+    extrapolate = []
+    for name, v in (("left", left), ("right", right)):
+        if isinstance(v, str) and v != "extrapolate":
+            raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', "
+                             f"but got: {v!r}")
+        extrapolate.append(isinstance(v, str))
+    if _dt.issubdtype(x.dtype, _onp.complexfloating):
+        raise ValueError("jnp.interp: complex x values not supported.")
     if period is not None:
-        if left is not None or right is not None:
-            raise ValueError("mjax.numpy.interp: left/right cannot be used with period")
+        if _onp.ndim(period) != 0:
+            raise ValueError(f"period must be a scalar; got {period}")
         period = elementwise.abs(period)
         x = x % period
         xp = xp % period
-        order = argsort(xp)
-        xp, fp = xp[order], fp[order]
+        xp, fp = lax.sort_key_val(xp, fp)
         # One period's wrap-around on each side so that every x has two neighbours.
         xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
         fp = concatenate([fp[-1:], fp, fp[:1]])
-    n = xp.shape[0]
-    i = clip(searchsorted(xp, x, side="right"), 1, n - 1)
-    x0, x1, f0, f1 = (getitem(t, j) for t, j in ((xp, i - 1), (xp, i), (fp, i - 1), (fp, i)))
-    dx = x1 - x0
-    safe_dx = where_xy(dx == 0, ones_like(dx), dx)
-    out = where_xy(dx == 0, f1, f0 + (x - x0) / safe_dx * (f1 - f0))
-    if period is None:
+    i = clip(searchsorted(xp, x, side="right"), 1, xp.shape[0] - 1)
+    # (JAX's ops in JAX's order: XLA's fusion of them decides the roundings)
+    df = getitem(fp, i) - getitem(fp, i - 1)
+    dx = getitem(xp, i) - getitem(xp, i - 1)
+    delta = x - getitem(xp, i - 1)
+    # (a segment shorter than the spacing of eps is a step: no NaN gradients through it)
+    flat = lax.abs(dx) <= _onp.spacing(_onp.finfo(xp.dtype).eps)
+    out = where_xy(flat, getitem(fp, i - 1),
+                   getitem(fp, i - 1) + (delta / where_xy(flat, 1, dx)) * df)
+    if period is None and not extrapolate[0]:
         out = where_xy(x < xp[0], fp[0] if left is None else left, out)
+    if period is None and not extrapolate[1]:
         out = where_xy(x > xp[-1], fp[-1] if right is None else right, out)
     return out
 

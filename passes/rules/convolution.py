@@ -53,8 +53,8 @@ def _conv_general_dilated_lower(ctx, lhs, rhs, *, window_strides, padding, lhs_d
             window_strides=list(window_strides), padding=ir.DenseIntElementsAttr.get(pads),
             lhs_dilation=list(lhs_dilation), rhs_dilation=list(rhs_dilation),
             window_reversal=[False] * n, precision_config=config)
-    if not np.issubdtype(out.dtype, np.complexfloating):
-        return conv(out.dtype, lhs, rhs)
+    if not np.issubdtype(ctx.avals_in[0].dtype, np.complexfloating):
+        return conv(out.dtype, lhs, rhs)    # (real operands: a complex result too, as JAX)
     # A complex convolution is three real ones (Gauss's product: 3 multiplications, 5
     # additions), as JAX lowers it on CPU and GPU, where XLA's complex convolution is a
     # slow loop (CPU) or missing (GPU); the same arithmetic gives JAX's rounding.
