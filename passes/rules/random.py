@@ -10,7 +10,8 @@ rules of the ops that consume keys receive it already.
            : (tensor<!jaxpr.key<threefry2x32>>) -> tensor<3xui32>
   ==>
     counters: a uint64 iota split in (hi, lo) words; stablehlo integer ops doing the
-    20 threefry rounds on (k1, k2, hi, lo); the two output words xor'ed together.
+    20 threefry rounds on (k1, k2, hi, lo) (unrolled; for the CPU a while loop of five
+    steps, as JAX's CPU rule); the two output words xor'ed together.
 
 The threefry counter layout is JAX's partitionable one (`jax_threefry_partitionable`,
 on by default in JAX 0.10): element i of a request of shape S hashes the pair
@@ -32,7 +33,7 @@ from mjax.passes.rules import hlo as H
 from mjax.passes.rules.batch_util import (NOT_MAPPED, batch_rule, bdim_to_front,
                                           broadcast_batcher, defvectorized, moveaxis)
 from mjax.passes.rules.dynamic_shapes import defining_op, dim_value
-from mjax.passes.rules.tables import BATCH, KEY_DATA, lowering, nan_checked
+from mjax.passes.rules.tables import BATCH, KEY_DATA, lowering, nan_checked, platform_rules
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
@@ -76,8 +77,11 @@ def threefry_rounds(k1, k2, x1, x2, *, add, xor, rotl, const) -> list:
 
 def threefry2x32_hlo(k1, k2, x1, x2) -> list[ir.Value]:
     """The Threefry-2x32 hash in StableHLO (uint32 operands broadcast to their common
-    shape first, as the op broadcasts them: scalars, and dimensions of size 1)."""
+    shape first, as the op broadcasts them: scalars, and dimensions of size 1). Lowered
+    for the CPU, the rounds run in a loop (`_threefry_rolled`), as JAX's CPU rule does."""
     shape = R.broadcasting_shape("threefry2x32", *(aval_of(v.type) for v in (k1, k2, x1, x2)))
+    if platform_rules().rolled_threefry:
+        return _threefry_rolled(k1, k2, x1, x2, tuple(shape))
     k1, k2, x1, x2 = (_bcast(v, shape, range(len(_shape(v)))) for v in (k1, k2, x1, x2))
 
     def rotl(v, d):
@@ -86,6 +90,45 @@ def threefry2x32_hlo(k1, k2, x1, x2) -> list[ir.Value]:
 
     return threefry_rounds(k1, k2, x1, x2, add=hlo.add, xor=hlo.xor, rotl=rotl,
                            const=lambda value, like: _u32(value, shape))
+
+
+def _threefry_rolled(k1, k2, x1, x2, shape) -> list[ir.Value]:
+    """threefry_rounds' schedule as JAX's CPU rule runs it: a stablehlo.while of five
+    steps of four rounds, carrying the counters, the three key words (rotated a place each
+    step; scalar keys stay scalars) and the two rotation tables (swapped each step).
+    Unrolled, XLA's CPU compiler copies the rounds into every fusion that reads a random
+    value: programs slicing one random array many ways took minutes to compile."""
+    full = lambda v: _bcast(v, shape, range(len(_shape(v))))   # noqa: E731
+    if _shape(k1) != () or _shape(k2) != ():    # (the carry's key words share a shape)
+        k1, k2 = full(k1), full(k2)
+    x1, x2 = full(x1), full(x2)
+    k3 = hlo.xor(hlo.xor(k1, k2), H.constant(0x1BD11BDA, np.uint32, _shape(k1)))
+
+    def spread(v):      # (a scalar key word or step number, as the counters' shape)
+        return v if _shape(v) == shape else hlo.broadcast_in_dim(H.ttype(shape, np.uint32),
+                                                                 v, [])
+    a, b = hlo.add(x1, spread(k1)), hlo.add(x2, spread(k2))
+    rots = [H.constant(np.array(r, np.uint32), np.uint32, (4,)) for r in _ROTATIONS]
+    init = [H.constant(0, np.int32), a, b, k2, k3, k1] + rots
+    types = [v.type for v in init]
+    loop = hlo.WhileOp(types, init)
+    cond = loop.regions[0].blocks.append(*types)
+    with ir.InsertionPoint(cond):
+        hlo.return_([H.compare(cond.arguments[0], H.constant(5, np.int32), "LT")])
+    body = loop.regions[1].blocks.append(*types)
+    with ir.InsertionPoint(body):
+        i, a, b, ka, kb, kc, rot, rot_next = body.arguments
+        for j in range(4):
+            r = hlo.reshape(H.ttype((), np.uint32), hlo.slice(rot, [j], [j + 1], [1]))
+            a = hlo.add(a, b)
+            rotated = hlo.or_(hlo.shift_left(b, spread(r)), hlo.shift_right_logical(
+                b, spread(hlo.subtract(H.constant(32, np.uint32), r))))
+            b = hlo.xor(a, rotated)
+        step = hlo.add(i, H.constant(1, np.int32))
+        a = hlo.add(a, spread(ka))
+        b = hlo.add(hlo.add(b, spread(kb)), spread(H.convert(step, np.uint32)))
+        hlo.return_([step, a, b, kb, kc, ka, rot_next, rot])
+    return [loop.results[1], loop.results[2]]
 
 
 def _iota_2x32(shape, near: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -141,8 +184,9 @@ def _hash_keys(k1, k2, shape) -> list[ir.Value]:
     kd = range(len(kshape))
     cd = range(len(kshape), len(full))
     hi, lo = _iota_2x32(tuple(shape), k1)
-    return threefry2x32_hlo(_bcast(k1, full, kd), _bcast(k2, full, kd),
-                            _bcast(hi, full, cd), _bcast(lo, full, cd))
+    return threefry2x32_hlo(k1, k2, _bcast(hi, full, cd), _bcast(lo, full, cd)) \
+        if not kshape else threefry2x32_hlo(_bcast(k1, full, kd), _bcast(k2, full, kd),
+                                            _bcast(hi, full, cd), _bcast(lo, full, cd))
 
 
 # ---- threefry key operations (data uint32[*K, 2]) -----------------------------------
@@ -373,10 +417,10 @@ def _random_bits_lower(ctx, keys, *, bit_width, shape):
 
 @lowering(R.Threefry2x32Op)
 def _threefry2x32_lower(ctx, k1, k2, x1, x2):
-    # (every platform's rule here is JAX's unrolled one, which takes any operands the
-    # op's shape rule takes; JAX's CPU rule runs the rounds in a fori_loop whose carry
-    # refuses key words of two shapes, or counters that broadcast further in the rounds,
-    # with a TypeError, where mjax computes what JAX's other platforms do)
+    # (any operands the op's shape rule takes, on every platform: JAX's CPU rule runs the
+    # rounds in a fori_loop whose carry refuses key words of two shapes, or counters that
+    # broadcast further in the rounds, with a TypeError; mjax's CPU loop broadcasts them
+    # first and computes what JAX's other platforms do)
     return threefry2x32_hlo(k1, k2, x1, x2)
 
 

@@ -279,6 +279,7 @@ class PlatformRules:
     dot_algorithm_presets: bool = False   # only the CPU's presets of dot algorithms
     expand_scatter_padding: bool = False  # select_and_scatter_add pads its operand first
     approx_top_k: bool = False        # approx_max/min_k are XLA's approximate ApproxTopK
+    rolled_threefry: bool = False     # threefry's rounds in a while loop, not unrolled
 
 
 # By jaxpr-to-stablehlo's `platform` option; "": lowered for no platform (IREE). (JAX
@@ -287,7 +288,7 @@ class PlatformRules:
 PLATFORM_RULES: dict[str, PlatformRules] = {
     "": PlatformRules(expand_scatter_padding=True),
     "cpu": PlatformRules(lapack=True, dot_algorithm_presets=True,
-                         expand_scatter_padding=True),
+                         expand_scatter_padding=True, rolled_threefry=True),
     "cuda": PlatformRules(solver_prefix="cu", expand_scatter_padding=True),
     "rocm": PlatformRules(solver_prefix="hip", expand_scatter_padding=True),
     "tpu": PlatformRules(tpu_linalg=True, mixed_dtype_dots=True, approx_top_k=True),
