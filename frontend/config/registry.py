@@ -27,6 +27,8 @@ class Option:
 
     def env_names(self) -> list[str]:
         """Environment variables that set this option, the first present one wins."""
+        if not self.name.startswith(("jax_", "mjax_", "_")):
+            return [self.name.upper()]     # (JAX's, for options without the jax_ prefix)
         stem = self.name.split("_", 1)[1].upper()
         if self.name.startswith("mjax_"):
             return ["MJAX_" + stem]

@@ -562,3 +562,21 @@ def test_pallas_and_hypothesis_test_helpers():
                 settings.database) == (7, True, None, None)
     finally:
         hp.settings.load_profile(before)
+
+
+def test_jax_test_loader_filters_as_jax(tmp_path):
+    """`absltest.main(testLoader=jtu.JaxTestLoader())` runs the tests JAX_TEST_TARGETS
+    selects and JAX_EXCLUDE_TEST_TARGETS does not, as JAX's loader."""
+    path = tmp_path / "style_test.py"
+    path.write_text(STYLE_MODULE)
+    for env in [{"JAX_TEST_TARGETS": "StyleTest.test_add"},
+                {"JAX_EXCLUDE_TEST_TARGETS": "test_unary|Style.*fail"}]:
+        ran = []
+        for runner in ([sys.executable, "-m", "mjax"], [sys.executable]):
+            p = subprocess.run(runner + [str(path)], cwd=tmp_path, capture_output=True,
+                               text=True, env={**os.environ, "JAX_PLATFORMS": "cpu", **env},
+                               timeout=600)
+            ran.append((re.findall(r"^Ran (\d+) tests?", p.stderr, re.M),
+                        re.findall(r"^(?:OK|FAILED)\b.*$", p.stderr, re.M)))
+        assert ran[0] == ran[1], (env, ran)
+    assert ran[0] == (["11"], ["OK (skipped=1)"]), ran
