@@ -510,6 +510,8 @@ def test_src_modules_jax_tests_import():
     assert deprecations.is_accelerated("jax-some-deprecation") is False
     with pytest.warns(DeprecationWarning, match="old"):
         deprecations.warn("jax-some-deprecation", "old", stacklevel=1)
+    from mjax._src import core
+    assert core.Primitive is mjax.extend.core.Primitive   # (pallas_test defines one)
     assert isinstance(mjax.random.key(0), prng.PRNGKeyArray)
     assert {"threefry2x32", "rbg", "unsafe_rbg"} <= set(prng.prngs)
     bits = prng.random_bits(mjax.random.key(1), 32, (3,))
