@@ -8,7 +8,8 @@ example imports) is replaced by synthetic data of MNIST's shapes and dtypes (a s
 random image set, `--train`/`--test` images), and matplotlib by a stub that draws
 nothing. Elapsed times in the output are masked; every other number must be equal, or is
 reported with its largest relative difference. Examples whose packages are missing here
-(dp_accounting, onnx) are reported as skipped.
+(dp_accounting, onnx), or that download their model (onnx2xla, unless --online), are
+reported as skipped.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ EXAMPLES = ("mnist_classifier_fromscratch", "mnist_classifier", "mnist_vae",
             "spmd_mnist_classifier_fromscratch", "advi", "differentially_private_sgd",
             "onnx2xla")
 NEEDS = {"differentially_private_sgd": "dp_accounting", "onnx2xla": "onnx"}
+OFFLINE = {"onnx2xla": "it downloads its ONNX model from GitHub"}   # (no synthetic stand-in)
 
 SYNTHETIC_DATASETS = '''"""MNIST's shapes and dtypes, made up (benchmarks/jax_examples.py)."""
 import numpy as np
@@ -142,6 +144,8 @@ def main():
     parser.add_argument("--test", type=int, default=512)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--show", action="store_true", help="print mjax's output")
+    parser.add_argument("--online", action="store_true",
+                        help="also the examples that download what they run")
     a = parser.parse_args()
     root = workdir(a.examples, a.train, a.test)
     only = [o for o in a.only.split(",") if o]
@@ -151,6 +155,9 @@ def main():
             continue
         if not os.path.exists(os.path.join(root, name + ".py")):
             print(f"{name:36s} not in {a.examples}")
+            continue
+        if name in OFFLINE and not a.online:
+            print(f"{name:36s} skipped: {OFFLINE[name]} (--online runs it)")
             continue
         need = NEEDS.get(name)
         if need is not None:
