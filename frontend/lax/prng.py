@@ -386,6 +386,16 @@ class PRNGKeyArray:
 
     # -- array-like metadata ------------------------------------------------------------
     @property
+    def _impl(self) -> PRNGImpl:
+        """The keys' implementation object (JAX's key arrays' `_impl`)."""
+        return _IMPLS[self.impl]
+
+    @property
+    def _base_array(self):
+        """The keys' uint32 data (JAX's key arrays' `_base_array`)."""
+        return self._base
+
+    @property
     def _nkey(self) -> int:
         return len(R.KEY_SHAPES[self.impl])
 

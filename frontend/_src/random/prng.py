@@ -3,7 +3,11 @@ kernels (ops/tpu/random/threefry.py, philox.py) use them: a new implementation f
 functions on one key's uint32 data, then its name registered."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from mjax.dialect.types import KeyType
 from mjax.lax import prng as _prng
+from mjax.random import keys as _keys
 
 Shape = tuple
 
@@ -22,7 +26,44 @@ def register_prng(impl) -> None:
     _prng.register_name(impl)
 
 
+class _Registered(Mapping):
+    """JAX's `prngs`: name -> implementation for the built-in ones and those a user
+    registered (register_prng); an implementation only defined is not in it, as in JAX."""
+
+    def _live(self) -> dict:
+        out = {n: p for n, p in _prng._IMPLS.items() if p.seed is None}
+        out.update((label, _prng._IMPLS[n]) for label, n in _prng._NAMES.items())
+        return out
+
+    def __getitem__(self, name):
+        return self._live()[name]
+
+    def __iter__(self):
+        return iter(self._live())
+
+    def __len__(self):
+        return len(self._live())
+
+    def __repr__(self):
+        return repr(self._live())
+
+
 # (JAX's tests check key arrays' class and draw raw bits from keys)
 PRNGKeyArray = _prng.PRNGKeyArray
+KeyTy = KeyType
 random_bits = _prng.random_bits
-prngs = _prng._IMPLS      # (name -> implementation, the live registry)
+prngs = _Registered()
+
+
+def random_wrap(base_arr, *, impl):
+    """Keys of `impl` (a PRNGImpl) over uint32 data (JAX's random_wrap)."""
+    return _keys.wrap_key_data(base_arr, impl=impl)
+
+
+def random_unwrap(keys):
+    """The uint32 data of a key array (JAX's random_unwrap); other arrays raise JAX's
+    TypeError."""
+    if not isinstance(keys, _prng.PRNGKeyArray):
+        raise TypeError(f"random_unwrap takes key array operand, got "
+                        f"keys.dtype={getattr(keys, 'dtype', type(keys).__name__)}")
+    return keys._base

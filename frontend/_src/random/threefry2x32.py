@@ -5,9 +5,11 @@ the hash's primitive. Each is mjax's built-in threefry2x32 key operation."""
 from __future__ import annotations
 
 from mjax import random as _random
+from mjax.lax import prng as _prng
 from mjax.extend.random import threefry2x32_p, threefry_2x32  # noqa: F401
 
 _IMPL = "threefry2x32"
+threefry_prng_impl = _prng.impl_of(_IMPL)
 
 
 def threefry_seed(seed):

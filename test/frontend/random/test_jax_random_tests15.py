@@ -1,0 +1,99 @@
+"""What JAX 0.10.2's tests/random_test.py reads of key arrays and jax._src.random, each
+checked against real jax: key arrays' `_impl` and `_base_array`, the registry `prngs`,
+`KeyTy`, `random_wrap` / `random_unwrap` and `default_prng_impl`."""
+import numpy as np
+import pytest
+
+import jax
+import mjax
+from jax._src import random as jrandom_src
+from jax._src.random import prng as jprng
+from jax._src.random import threefry2x32 as jthreefry
+from mjax._src import random as mrandom_src
+from mjax._src.random import prng as mprng
+from mjax._src.random import threefry2x32 as mthreefry
+
+IMPLS = ["threefry2x32", "rbg", "unsafe_rbg"]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_key_impl_and_base_array(impl):
+    jk, mk = jax.random.key(7, impl=impl), mjax.random.key(7, impl=impl)
+    # `_impl` is the registry's object itself, as JAX's test_default_prng_selection checks
+    assert jk._impl is jprng.prngs[impl] and mk._impl is mprng.prngs[impl]
+    assert mk._impl.name == jk._impl.name and mk._impl.tag == jk._impl.tag
+    assert tuple(mk._impl.key_shape) == tuple(jk._impl.key_shape)
+    np.testing.assert_array_equal(np.asarray(mk._base_array), np.asarray(jk._base_array))
+    assert mk._base_array.nbytes == jk._base_array.nbytes == mk.nbytes
+    assert mk._base_array.device == mk.device
+
+
+@pytest.mark.parametrize("make", ["key", "PRNGKey"])
+@pytest.mark.parametrize("impl", IMPLS)
+def test_default_prng_impl_selection(make, impl):
+    with jax.default_prng_impl(impl), mjax.default_prng_impl(impl):
+        assert jrandom_src.default_prng_impl() is jprng.prngs[impl]
+        assert mrandom_src.default_prng_impl() is mprng.prngs[impl]
+        jk, mk = getattr(jax.random, make)(3), getattr(mjax.random, make)(3)
+        for jkey, mkey in zip(jax.random.split(jk), mjax.random.split(mk)):
+            if make == "key":
+                assert mkey._impl is mprng.prngs[impl] and jkey._impl is jprng.prngs[impl]
+            np.testing.assert_array_equal(np.asarray(jax.random.key_data(jkey)),
+                                          np.asarray(mjax.random.key_data(mkey)))
+
+
+def test_prngs_holds_registered_impls_only():
+    # an implementation only defined (not registered) is not in prngs, as in JAX
+    def seed(s):
+        return mjax.numpy.array([s, s], dtype=np.uint32)
+
+    defined = mprng.PRNGImpl((2,), seed, None, None, None, name="tests15_defined")
+    assert "tests15_defined" not in mprng.prngs
+    assert defined not in mprng.prngs.values()
+    jdefined = jprng.PRNGImpl((2,), seed, None, None, None, name="tests15_defined")
+    assert "tests15_defined" not in jprng.prngs and jdefined not in jprng.prngs.values()
+    assert set(IMPLS) <= set(mprng.prngs) and set(IMPLS) <= set(jprng.prngs)
+    mprng.register_prng(defined)
+    assert mprng.prngs["tests15_defined"] is defined
+
+
+def test_key_ty():
+    assert isinstance(mjax.random.key(0).dtype, mprng.KeyTy)
+    assert isinstance(jax.random.key(0).dtype, jprng.KeyTy)
+    assert not isinstance(np.dtype(np.uint32), mprng.KeyTy)
+    for spec in ("threefry2x32", mjax.random.key_dtype("threefry2x32")):
+        key = mjax.random.wrap_key_data(mjax.numpy.zeros(2, "uint32"), dtype=spec)
+        assert key.dtype == mjax.random.key_dtype("threefry2x32")
+        assert str(key.dtype) == str(jax.random.key_dtype("threefry2x32"))
+
+
+@pytest.mark.parametrize("in_axes", [0, 1])
+def test_random_wrap_vmap(in_axes):
+    data = np.arange(6, dtype=np.uint32).reshape(3, 2)
+    data = data if in_axes == 0 else data.T
+    jkeys = jax.vmap(lambda d: jprng.random_wrap(d, impl=jthreefry.threefry_prng_impl),
+                     in_axes=in_axes)(data)
+    mkeys = mjax.vmap(lambda d: mprng.random_wrap(d, impl=mthreefry.threefry_prng_impl),
+                      in_axes=in_axes)(data)
+    assert isinstance(mkeys, mprng.PRNGKeyArray) and mkeys.shape == jkeys.shape == (3,)
+    np.testing.assert_array_equal(np.asarray(mjax.random.key_data(mkeys)),
+                                  np.asarray(jax.random.key_data(jkeys)))
+
+
+def test_random_unwrap():
+    seeds = np.arange(12, dtype=np.uint32)
+    jkeys = jax.vmap(jax.random.key)(seeds).reshape(3, 4)
+    mkeys = mjax.vmap(mjax.random.key)(seeds).reshape(3, 4)
+    for jf, mf in [(jprng.random_unwrap, mprng.random_unwrap),
+                   (jax.jit(jprng.random_unwrap), mjax.jit(mprng.random_unwrap)),
+                   (jax.vmap(jprng.random_unwrap), mjax.vmap(mprng.random_unwrap))]:
+        j, m = jf(jkeys), mf(mkeys)
+        assert m.dtype == j.dtype and m.shape == j.shape
+        np.testing.assert_array_equal(np.asarray(m), np.asarray(j))
+    x = np.arange(12, dtype=np.uint32).reshape(3, 4)
+    for f in (lambda u: u, jax.jit, jax.vmap):
+        with pytest.raises(TypeError, match="random_unwrap takes key array operand"):
+            f(jprng.random_unwrap)(x)
+    for f in (lambda u: u, mjax.jit, mjax.vmap):
+        with pytest.raises(TypeError, match="random_unwrap takes key array operand"):
+            f(mprng.random_unwrap)(x)
