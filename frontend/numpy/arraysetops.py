@@ -92,10 +92,42 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
 
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
     """Sorted values in exactly one of the arrays. JAX: jnp.setxor1d."""
+    if size is not None:
+        return _setxor1d_size(ar1, ar2, operator.index(size), fill_value)
     a1, a2 = _host_1d(ar1, "setxor1d"), _host_1d(ar2, "setxor1d")
     dtype = result_type(asarray(ar1), asarray(ar2))
     return _set_result(asarray(_onp.setxor1d(a1, a2, assume_unique)).astype(dtype), size,
                        fill_value, "setxor1d")
+
+
+def _setxor1d_size(ar1, ar2, size, fill_value):
+    """setxor1d's first `size` values, traceable: each array's distinct values (padded to
+    its length) kept where the other array lacks them, sorted kept-first; the padding is
+    fill_value, or (JAX's) the smallest value found (0 with none)."""
+    dtype = result_type(asarray(ar1), asarray(ar2))
+    flats = [ravel(asarray(x)).astype(dtype) for x in (ar1, ar2)]
+    values, keep = [], []
+    for mine, other in (flats, flats[::-1]):
+        n = mine.shape[0]
+        if n == 0:
+            continue
+        u = unique(mine, size=n)
+        distinct = n + 1 - reductions.sum(u == u[0])   # (the padding repeats u[0])
+        values.append(u)
+        keep.append(logical_and(arange(n) < distinct, logical_not(isin(u, other))))
+    if not values:
+        return full((size,), 0 if fill_value is None else fill_value, dtype)
+    values, keep = concatenate(values), concatenate(keep)
+    _, values = lax.sort([logical_not(keep), values], num_keys=2)
+    count = reductions.sum(keep)
+    if values.shape[0] < size:
+        values = concatenate([values, zeros((size - values.shape[0],), dtype)])
+    values = values[:size]
+    valid = arange(size) < count
+    if fill_value is not None:
+        return where_xy(valid, values, asarray(fill_value, dtype))
+    smallest = reductions.min(where_xy(valid, values, reductions.max(values)))
+    return where_xy(valid, values, where_xy(count > 0, smallest, zeros((), dtype)))
 
 
 def unique_values(x, /, *, size=None, fill_value=None):

@@ -13,6 +13,7 @@ import numpy as _onp
 
 from mjax.specs import dtypes as _dt
 from mjax.lax.linalg import fft as _lax_fft
+from mjax.numpy import elementwise, reductions
 from mjax.numpy.arraypad import pad
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import arange
@@ -43,12 +44,12 @@ def _as_fft_input(arr, fft_type: str, full_name: str):
 
 
 def _fft_norm(s, func_name: str, norm: str, dtype):
-    if norm == "backward":
-        return None
-    size = float(_onp.prod(s)) if len(s) else 1.0
+    """The factor of a normalized transform, computed in the program in the result's
+    dtype from the sizes (complex for complex results), as JAX computes it."""
+    size = reductions.prod(asarray(list(s), dtype=dtype))
     inverse = func_name.startswith("i")
     if norm == "ortho":
-        return _onp.sqrt(size) if inverse else 1 / _onp.sqrt(size)
+        return elementwise.sqrt(size) if inverse else 1 / elementwise.sqrt(size)
     if norm == "forward":
         return size if inverse else 1 / size
     raise ValueError(f'Invalid norm value {norm}; should be "backward","ortho" or "forward".')
@@ -116,9 +117,8 @@ def _fft_core(func_name: str, fft_type: str, a, s, axes, norm):
     else:
         s = [arr.shape[ax] for ax in axes]
     out = _fft_nd(arr, fft_type, s) if len(s) else arr
-    scale = None if norm is None else _fft_norm(s, func_name, norm, out.dtype)
-    if scale is not None:
-        out = out * asarray(scale, dtype=_onp.dtype(out.dtype))
+    if norm is not None and norm != "backward":
+        out = out * _fft_norm(s, func_name, norm, out.dtype)
     if orig_axes is not None:
         out = moveaxis(out, axes, normalized)
     return out

@@ -14,6 +14,7 @@ import numpy as _onp
 
 from mjax.ad import custom_jvp
 from mjax.tracing.core import at_user_line
+from mjax import lax
 from mjax.lax import linalg as lax_linalg
 from mjax.numpy import creation, elementwise, products, reductions
 from mjax.numpy.arguments import normalize_axis
@@ -482,14 +483,19 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
     m, n = a.shape[-2:]
     if m == 0 or n == 0:
         return zeros(a.shape[:-2] + (n, m), a.dtype)
+    # JAX's arithmetic: the SVD of conj(a), a divide by the kept singular values (the others
+    # made infinite) and one matmul at HIGHEST precision; rtol 10 * max(m, n) * eps.
+    a = conj(a)
     if rtol is None:
-        rtol = _default_rtol(a)
+        rtol = 10. * builtins.max(m, n) * array(finfo(a.dtype).eps)
     rtol = asarray(rtol)
     u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
-    cutoff = (expand_dims(rtol, -1) if rtol.ndim else rtol) * reductions.max(s, axis=-1,
-                                                                          keepdims=True)
-    s_inv = where_xy(s > cutoff, 1 / where_xy(s > cutoff, s, 1), 0).astype(u.dtype)
-    return products.matmul(_H(vh) * s_inv[..., None, :], _H(u))
+    rtol = lax.expand_dims(rtol[..., None], tuple(range(s.ndim - rtol.ndim - 1)))
+    s = where_xy(s > rtol * s[..., 0:1], s, _onp.inf).astype(u.dtype)
+    out = products.matmul(swapaxes(vh, -1, -2), elementwise.divide(swapaxes(u, -1, -2),
+                                                                   s[..., None]),
+                          precision=lax.Precision.HIGHEST)
+    return out.astype(a.dtype)
 
 
 @jit_eagerly("M", "rtol", "tol")
@@ -573,6 +579,8 @@ def matrix_power(a, n):
     if n < 0:
         a = inv(a)
         n = -n
+    if n == 3:      # (JAX's order for a cube: (a @ a) @ a)
+        return products.matmul(products.matmul(a, a), a)
     result = None
     z = a
     while n:

@@ -9,13 +9,13 @@ import operator
 import numpy as _onp
 
 from mjax.numpy import linalg, reductions
-from mjax.numpy.arguments import concrete
+from mjax.numpy.arguments import check_arraylike, concrete
 from mjax.numpy.conversion import asarray
 from mjax.numpy.convolution import convolve, correlate  # noqa: F401  (jnp's names)
-from mjax.numpy.creation import arange, eye, ones, ones_like, zeros, zeros_like
-from mjax.numpy.elementwise import power, sqrt, where_xy
+from mjax.numpy.creation import arange, eye, full, ones, ones_like, zeros, zeros_like
+from mjax.numpy.elementwise import maximum, power, sqrt, true_divide, where_xy
 from mjax.numpy.products import dot, outer
-from mjax.numpy.promotion import broadcast_shapes, broadcast_to, promote, result_type
+from mjax.numpy.promotion import broadcast_shapes, promote, result_type
 from mjax.numpy.reductions import argmin
 from mjax.numpy.scalar_types import finfo
 from mjax.numpy.shaping import atleast_1d, concatenate, roll, stack, trim_zeros
@@ -80,26 +80,28 @@ def polyder(p, m=1):
     return polyder(out, m - 1)
 
 
+@jit_eagerly("p", "k")
 def polyint(p, m=1, k=None):
-    """The m-th antiderivative of a polynomial (integration constants k). JAX: polyint."""
-    p = asarray(p)
+    """The m-th antiderivative of a polynomial (integration constants k): JAX's one
+    division of p and k by the products of the exponents each coefficient went through.
+    JAX: jnp.polyint."""
     m = operator.index(m)
+    k = 0 if k is None else k
+    check_arraylike("polyint", p, k)
+    p, k = promote("polyint", p, k, inexact=True, broadcast=False)
     if m < 0:
-        raise ValueError(f"Order of integral must be positive (see polyder) {m=}")
+        raise ValueError("Order of integral must be positive (see polyder)")
+    k = atleast_1d(k)
+    if k.shape[0] == 1:
+        k = full((m,), k[0])
+    if k.shape != (m,):
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or m.")
     if m == 0:
         return p
-    k = zeros((m,), p.dtype) if k is None else atleast_1d(asarray(k))
-    if k.shape[0] == 1 and m > 1:
-        k = broadcast_to(k, (m,))
-    if k.shape[0] != m:
-        raise ValueError("k must be a scalar or a rank-1 array of length 1 or m.")
-    dtype = result_type(p, float)
-    out = p.astype(dtype)
-    for i in range(m):
-        n = out.shape[0]
-        out = concatenate([out / arange(n, 0, -1, dtype=dtype),
-                               asarray([k[i]], dtype)])
-    return out
+    grid = (arange(p.shape[0] + m, dtype=p.dtype)[None] -
+            arange(m, dtype=p.dtype)[:, None])
+    coeff = reductions.prod(maximum(1, grid), axis=0)[::-1]
+    return true_divide(concatenate((p, k)), coeff)
 
 
 def poly(seq_of_zeros):

@@ -177,8 +177,13 @@ def _neighbours(a, q, axis, keepdims, a_shape, q_shape):
     dnums = lax.GatherDimensionNumbers(offset_dims=tuple(range(q_ndim, rank)),
                                        collapsed_slice_dims=() if keepdims else (axis,),
                                        start_index_map=(axis,))
-    low_value = lax.gather(a, low[..., None], dimension_numbers=dnums, slice_sizes=sizes)
-    high_value = lax.gather(a, high[..., None], dimension_numbers=dnums, slice_sizes=sizes)
+    # (clamped indices: no bounds mask, which XLA removes from JAX's program too; left
+    # in, it changed how the products below were fused)
+    mode = lax.GatherScatterMode.PROMISE_IN_BOUNDS
+    low_value = lax.gather(a, low[..., None], dimension_numbers=dnums, slice_sizes=sizes,
+                           mode=mode)
+    high_value = lax.gather(a, high[..., None], dimension_numbers=dnums, slice_sizes=sizes,
+                            mode=mode)
     if q_ndim == 1:
         low_weight = lax.broadcast_in_dim(low_weight, low_value.shape, (0,))
         high_weight = lax.broadcast_in_dim(high_weight, high_value.shape, (0,))

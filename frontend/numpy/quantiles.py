@@ -10,30 +10,33 @@ from __future__ import annotations
 from mjax.jit.jitted import jit
 from mjax.lax.sharding import takes_out_sharding
 from mjax.numpy.conversion import asarray
+from mjax.numpy.elementwise import true_divide
 from mjax.numpy.quantile_program import quantile_program
 
 
 METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
-def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
+def _quantile(a, q, axis, method, keepdims, squash_nans, weights, percent=False):
     if method not in METHODS:
         raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', "
                          "'nearest' or 'inverted_cdf'")
     axis = axis if axis is None or isinstance(axis, int) else tuple(axis)
     # One compiled program per call signature, as JAX jits its quantile.
-    return _quantile_jit(a, q, axis, method, bool(keepdims), squash_nans, weights)
+    return _quantile_jit(a, q, axis, method, bool(keepdims), squash_nans, weights, percent)
 
 
-def _quantile_impl(a, q, axis, method, keepdims, squash_nans, weights):
+def _quantile_impl(a, q, axis, method, keepdims, squash_nans, weights, percent=False):
     if method not in METHODS:
         raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', "
                          "'nearest' or 'inverted_cdf'")
+    if percent:     # (in the program, as JAX's percentile: XLA folds / 100 with the rest)
+        q = true_divide(asarray(q), 100)
     return quantile_program(a, q, axis, method, keepdims, squash_nans, weights)
 
 
 def _jitted(fn):
-    return jit(fn, static_argnums=(2, 3, 4, 5))
+    return jit(fn, static_argnums=(2, 3, 4, 5, 7))
 
 
 _quantile_jit = _jitted(_quantile_impl)
@@ -67,8 +70,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     """The q-th percentiles (q in [0, 100]) along axis. JAX: jnp.percentile."""
     _check_unsupported("percentile", out, overwrite_input)
     method = interpolation if interpolation is not None else method
-    return _quantile(a, asarray(q) / 100, axis, method, keepdims, False,
-                     weights)
+    return _quantile(a, q, axis, method, keepdims, False, weights, True)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
@@ -76,8 +78,8 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     """percentile ignoring NaNs. JAX: jnp.nanpercentile."""
     _check_unsupported("nanpercentile", out, overwrite_input)
     method = interpolation if interpolation is not None else method
-    return _quantile(a, asarray(q) / 100, axis, method, keepdims, True,
-                     weights)
+    return _quantile(a, q, axis, method, keepdims, True, weights, True)
+
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):

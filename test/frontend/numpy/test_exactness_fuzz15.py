@@ -127,3 +127,62 @@ def test_interp_as_jax(xdtype, fdtype):
             for jit in (False, True):
                 _both(lambda L: (lambda u, v, w: L.numpy.interp(
                     u, v, w, left=left, right=right, period=period)), x, xp, fp, jit=jit)
+
+
+@pytest.mark.parametrize("n", [4, 16, 51, 101])
+def test_quantile_of_long_axes_as_jax(n):
+    # (the gathers' bounds mask, absent from JAX's program, changed the fused products)
+    a = np.random.default_rng(n).normal(size=(n,)).astype(np.float32)
+    q = (np.arange(n) / (n - 1)).astype(np.float32)
+    _both(lambda L: (lambda x, v: L.numpy.quantile(x, v)), a, q)
+    _both(lambda L: (lambda x, v: L.numpy.percentile(x, v * 100)), a, q)
+    _both(lambda L: (lambda x: L.numpy.percentile(x, 30)), a)
+    _both(lambda L: (lambda x, v: L.numpy.nanpercentile(x, v)), a, np.arange(101, dtype=np.int32))
+
+
+def test_linalg_orders_as_jax():
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=(5, 5)).astype(np.float32)
+    b = rng.normal(size=(6, 4)).astype(np.float32)
+    c = (a + 1j * rng.normal(size=(5, 5))).astype(np.complex64)
+    for jit in (False, True):
+        for n in (2, 3, 5, -3):
+            _both(lambda L: (lambda x: L.numpy.linalg.matrix_power(x, n)), a, jit=jit)
+        for m in (a, b, c, np.zeros((3, 3), np.float32)):
+            _both(lambda L: L.numpy.linalg.pinv, m, jit=jit)
+        _both(lambda L: (lambda x: L.numpy.linalg.pinv(x, rtol=0.3)), b, jit=jit)
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "fft2", "ifftn", "rfftn",
+                                  "irfft2"])
+@pytest.mark.parametrize("norm", ["ortho", "forward"])
+def test_fft_norm_computed_as_jax(name, norm):
+    rng = np.random.default_rng(8)
+    a = rng.normal(size=(4, 6)).astype(np.float32)
+    c = (a + 1j * rng.normal(size=(4, 6))).astype(np.complex64)
+    two = name.endswith(("2", "n"))
+    for x in (a, c):
+        for kw in ({}, {"s": (3, 5)} if two else {"n": 7}):
+            _both(lambda L: (lambda v: getattr(L.numpy.fft, name)(v, norm=norm, **kw)), x)
+
+
+def test_setxor1d_with_size_traces_as_jax():
+    rng = np.random.default_rng(9)
+    for _ in range(12):
+        a = rng.integers(-4, 4, rng.integers(0, 7)).astype(np.int32)
+        b = rng.integers(-4, 4, rng.integers(0, 7)).astype(np.int32)
+        for size in (1, 4, 9):
+            for fill in (None, 7):
+                for jit in (False, True):
+                    _both(lambda L: (lambda x, y: L.numpy.setxor1d(
+                        x, y, size=size, fill_value=fill)), a, b, jit=jit)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16])
+def test_polyint_divides_once_as_jax(dtype):
+    p = (np.random.default_rng(10).normal(size=5) * 3).astype(dtype)
+    for m in (0, 1, 2, 3, -1):
+        for k in (None, 2.0, [1.0, 2.0], np.array([1.0, 2.0, 3.0], np.float32),
+                  np.array([5], np.int32)):
+            for jit in (False, True):
+                _both(lambda L: (lambda v: L.numpy.polyint(v, m, k)), p, jit=jit)
