@@ -49,7 +49,21 @@ def bind_on_keys(opcls, args, params):
 
 
 def full_keys(impl: str, shape, fill_value) -> PRNGKeyArray:
-    """Keys whose data is all `fill_value` (jnp.zeros_like / full_like of a key array)."""
-    shape = tuple(shape) + R.KEY_SHAPES[impl]
+    """Keys whose data is all `fill_value` (jnp.zeros / full / full_like of a key dtype):
+    an integer (every data word), or a key array of `impl` broadcast to `shape`."""
+    kshape = R.KEY_SHAPES[impl]
+    shape = tuple(shape) + kshape
+    if isinstance(fill_value, PRNGKeyArray):
+        same_impl([fill_value, PRNGKeyArray(impl, np.zeros(kshape, np.uint32))], "full")
+        data = fill_value._base
+        if fill_value.ndim > len(shape) - len(kshape):
+            raise ValueError(f"full: fill value of shape {fill_value.shape} does not "
+                             f"broadcast to shape {shape[:len(shape) - len(kshape)]}")
+        dims = tuple(range(len(shape) - data.ndim, len(shape)))
+        return PRNGKeyArray(impl, bind(S.BroadcastInDimOp, data, shape=shape,
+                                       broadcast_dimensions=dims))
+    if np.ndim(fill_value):
+        raise NotImplementedError("an array fill value (of integers) for an array of a key "
+                                  "dtype; fill with a key array or a scalar")
     return PRNGKeyArray(impl, bind(S.BroadcastInDimOp, np.uint32(fill_value), shape=shape,
                                    broadcast_dimensions=()))

@@ -31,6 +31,8 @@ from mjax.numpy.shaping import concatenate, expand_dims, reshape
 @takes_out_sharding
 @with_device_keyword
 def zeros(shape, dtype=None):
+    if isinstance(dtype, KeyType):
+        return key_ops.full_keys(dtype.impl, canonical_shape(shape), 0)
     return lax.full(canonical_shape(shape), 0, _dt.default_float() if dtype is None
                     else _dt.check_user_dtype(dtype, "zeros"))
 
@@ -38,6 +40,8 @@ def zeros(shape, dtype=None):
 @takes_out_sharding
 @with_device_keyword
 def ones(shape, dtype=None):
+    if isinstance(dtype, KeyType):
+        return key_ops.full_keys(dtype.impl, canonical_shape(shape), 1)
     return lax.full(canonical_shape(shape), 1, _dt.default_float() if dtype is None
                     else _dt.check_user_dtype(dtype, "ones"))
 
@@ -53,6 +57,8 @@ def empty(shape, dtype=None):
 def full(shape, fill_value, dtype=None):
     if dtype is not None:
         dtype = _dt.check_user_dtype(dtype, "full")
+    if isinstance(dtype, KeyType):
+        return key_ops.full_keys(dtype.impl, canonical_shape(shape), fill_value)
     if dtype is not None and _onp.ndim(fill_value) == 0:
         # lax.full converts as a cast does (a Python int out of the dtype's range wraps,
         # as in JAX; asarray would raise OverflowError).

@@ -97,3 +97,42 @@ def test_random_unwrap():
     for f in (lambda u: u, mjax.jit, mjax.vmap):
         with pytest.raises(TypeError, match="random_unwrap takes key array operand"):
             f(mprng.random_unwrap)(x)
+
+
+def _key_data_equal(m, j):
+    assert isinstance(m, mprng.PRNGKeyArray) and str(m.dtype) == str(j.dtype)
+    assert m.shape == j.shape
+    np.testing.assert_array_equal(np.asarray(mjax.random.key_data(m)),
+                                  np.asarray(jax.random.key_data(j)))
+
+
+@pytest.mark.parametrize("name,args", [("zeros", ()), ("ones", ()), ("empty", ()),
+                                       ("full", (100,)), ("full", (2**32 - 1,))])
+@pytest.mark.parametrize("shape", [(2,), (), (3, 1)])
+@pytest.mark.parametrize("impl", ["threefry2x32", "rbg"])
+def test_constructors_with_key_dtype(name, args, shape, impl):
+    # jnp.zeros(shape, dtype=<key dtype>): keys whose data words are all the value
+    jd, md = jax.random.key_dtype(impl), mjax.random.key_dtype(impl)
+    j = getattr(jax.numpy, name)(shape, *args, dtype=jd)
+    m = getattr(mjax.numpy, name)(shape, *args, dtype=md)
+    _key_data_equal(m, j)
+    m = mjax.jit(lambda: getattr(mjax.numpy, name)(shape, *args, dtype=md))()
+    _key_data_equal(m, j)
+
+
+@pytest.mark.parametrize("shape", [(2,), (3, 2), ()])
+def test_full_with_key_fill_value(shape):
+    jfill, mfill = jax.random.key(42), mjax.random.key(42)
+    jkeys = jax.random.split(jax.random.key(789543), 2)
+    mkeys = mjax.random.split(mjax.random.key(789543), 2)
+    _key_data_equal(mjax.numpy.full_like(mkeys, mfill), jax.numpy.full_like(jkeys, jfill))
+    _key_data_equal(mjax.jit(mjax.numpy.full_like)(mkeys, mfill),
+                    jax.numpy.full_like(jkeys, jfill))
+    _key_data_equal(mjax.numpy.full(shape, mfill, dtype=mfill.dtype),
+                    jax.numpy.full(shape, jfill, dtype=jfill.dtype))
+    _key_data_equal(mjax.numpy.full_like(mkeys, mfill, shape=shape),
+                    jax.numpy.full_like(jkeys, jfill, shape=shape))
+    # a row of keys broadcast along the leading axis
+    if len(shape) == 2:
+        _key_data_equal(mjax.numpy.full(shape, mkeys, dtype=mkeys.dtype),
+                        jax.numpy.full(shape, jkeys, dtype=jkeys.dtype))
