@@ -20,6 +20,8 @@ from mjax.specs.dtypes import canonicalize_dtype
 from mjax.arrays.placement import _process_of, device_put, process_count, process_index
 from mjax.runtime import get_backend
 from mjax.base import tree_util
+from mjax.dialect.ops.random import KEY_SHAPES
+from mjax.lax.prng import PRNGKeyArray
 from mjax.specs.sharding_impls import PartitionSpec, Sharding, as_sharding
 
 
@@ -38,7 +40,8 @@ def _assemble(shape, sharding, shards: dict, dtype) -> Array:
     devs = list(shards)
     dtype = canonicalize_dtype(dtype)      # (float64 is float32 with x64 off, as JAX)
     if sharding.num_devices == 1:
-        return device_put(np.asarray(shards[devs[0]], dtype), devs[0])
+        # (the sharding asked for, as JAX's: a mesh of one device stays a NamedSharding)
+        return device_put(np.asarray(shards[devs[0]], dtype), sharding)
     buf = get_backend().put_sharded([np.asarray(shards[d], dtype) for d in devs], devs,
                                     sharding._device_list(), sharding.hlo_sharding(len(shape)),
                                     shape, dtype)
@@ -57,20 +60,43 @@ def make_array_from_callback(shape, sharding, data_callback, dtype=None) -> Arra
     shape = tuple(int(n) for n in shape)
     index = sharding.devices_indices_map(shape)
     shard_shape = sharding.shard_shape(shape)
-    shards, cache = {}, {}
+    shards, cache, impls = {}, {}, set()
     for d in _local_devices(sharding):
         key = tuple((s.start, s.stop, s.step) for s in index[d])
         if key not in cache:     # replicas of a shard ask the callback once
-            value = _host(data_callback(index[d]))
-            if value.shape != shard_shape:
+            value = data_callback(index[d])
+            if isinstance(value, PRNGKeyArray) != bool(impls) and cache:
+                raise TypeError("make_array_from_callback: the callback returned key arrays "
+                                "for some shards and arrays of other dtypes for others")
+            if isinstance(value, PRNGKeyArray):     # (keys: their data, key dims trailing)
+                impls.add(value.impl)
+                value = value._base
+            value = _host(value)
+            if value.shape[:max(value.ndim - len(kshape(impls)), 0)] != shard_shape:
                 raise ValueError(f"make_array_from_callback: the callback returned an array "
                                  f"of shape {value.shape} for index {index[d]}, expected the "
                                  f"shard shape {shard_shape} of {sharding!r} over {shape}")
             cache[key] = value
         shards[d] = cache[key]
+    if impls:
+        return _keys_of(impls, lambda ks: _assemble(shape + ks, sharding, shards, np.uint32))
     if dtype is None:
         dtype = next(iter(shards.values())).dtype if shards else np.float32
     return _assemble(shape, sharding, shards, dtype)
+
+
+def kshape(impls) -> tuple:
+    """The key shape of the one key implementation in `impls` (() when none)."""
+    if len(impls) > 1:
+        raise TypeError(f"arrays of several key dtypes ({sorted(impls)}) for one array")
+    return KEY_SHAPES[next(iter(impls))] if impls else ()
+
+
+def _keys_of(impls, make_data) -> PRNGKeyArray:
+    """Key array of the one implementation in `impls` over make_data(its key shape)
+    (whose sharding leaves the trailing key dimensions whole)."""
+    impl = next(iter(impls))
+    return PRNGKeyArray(impl, make_data(kshape(impls)))
 
 
 def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None) -> Array:
@@ -79,6 +105,13 @@ def make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)
     _check_sharding("make_array_from_single_device_arrays", sharding)
     shape = tuple(int(n) for n in shape)
     arrays = list(arrays)
+    impls = {a.impl for a in arrays if isinstance(a, PRNGKeyArray)}
+    if impls:                   # keys: an array of their data, the key dims trailing
+        if not all(isinstance(a, PRNGKeyArray) for a in arrays):
+            raise TypeError("make_array_from_single_device_arrays: key arrays mixed with "
+                            "arrays of other dtypes")
+        return _keys_of(impls, lambda ks: make_array_from_single_device_arrays(
+            shape + ks, sharding, [a._base for a in arrays]))
     local = _local_devices(sharding)
     shard_shape = sharding.shard_shape(shape)
     if len(arrays) != len(local):

@@ -136,3 +136,58 @@ def test_full_with_key_fill_value(shape):
     if len(shape) == 2:
         _key_data_equal(mjax.numpy.full(shape, mkeys, dtype=mkeys.dtype),
                         jax.numpy.full(shape, jkeys, dtype=jkeys.dtype))
+
+
+def _mesh(lib, n):
+    return lib.sharding.Mesh(np.array(lib.devices()[:n]), ("x",))
+
+
+@pytest.mark.parametrize("n,shape,spec", [(1, (1,), ("x",)), (8, (8,), ("x",)),
+                                          (4, (4, 3), ("x", None)), (2, (2, 4), (None, "x")),
+                                          (4, (6,), (None,))])
+def test_make_array_from_callback_of_keys(n, shape, spec):
+    results = []
+    for lib in (jax, mjax):
+        sharding = lib.sharding.NamedSharding(_mesh(lib, n), lib.sharding.PartitionSpec(*spec))
+        seeds = np.arange(int(np.prod(shape)), dtype=np.uint32).reshape(shape)
+
+        def callback(index, lib=lib, seeds=seeds):
+            block = seeds[index]
+            return lib.vmap(lib.random.key)(block.ravel()).reshape(block.shape)
+
+        out = lib.make_array_from_callback(shape, sharding, callback)
+        assert out.shape == shape and str(out.dtype) == "key<fry>"
+        assert len(out.addressable_shards) == n
+        results.append(np.asarray(lib.random.key_data(out)))
+    np.testing.assert_array_equal(results[1], results[0])
+
+
+@pytest.mark.parametrize("n", [1, 8])
+def test_make_array_from_single_device_arrays_of_keys(n):
+    results = []
+    for lib in (jax, mjax):
+        sharding = lib.sharding.NamedSharding(_mesh(lib, n), lib.sharding.PartitionSpec("x"))
+        keys = lib.random.split(lib.random.key(0), n)
+        arrays = [lib.device_put(keys[i:i + 1], d) for i, d in enumerate(lib.devices()[:n])]
+        out = lib.make_array_from_single_device_arrays((n,), sharding, arrays)
+        assert out.shape == (n,) and str(out.dtype) == "key<fry>"
+        assert out.sharding == sharding
+        results.append(np.asarray(lib.random.key_data(out)))
+    np.testing.assert_array_equal(results[1], results[0])
+    mixed = [mjax.random.key(0)[None], mjax.numpy.zeros((1,), np.uint32)]
+    sharding = mjax.sharding.NamedSharding(_mesh(mjax, 2), mjax.sharding.PartitionSpec("x"))
+    with pytest.raises(TypeError):
+        mjax.make_array_from_single_device_arrays((2,), sharding, mixed)
+
+
+def test_global_arrays_on_one_device_keep_the_sharding():
+    # a one-device mesh: the result's sharding is the NamedSharding asked for, as JAX's
+    for lib in (jax, mjax):
+        sharding = lib.sharding.NamedSharding(_mesh(lib, 1), lib.sharding.PartitionSpec("x"))
+        host = np.arange(4.0, dtype=np.float32)
+        a = lib.make_array_from_callback((4,), sharding, lambda i: host[i])
+        b = lib.make_array_from_single_device_arrays(
+            (4,), sharding, [lib.device_put(host, lib.devices()[0])])
+        for out in (a, b):
+            assert out.sharding == sharding
+            np.testing.assert_array_equal(np.asarray(out), host)
