@@ -9,12 +9,13 @@ JAX runs them: a loop (lax.fori_loop / lax.scan) applying the function one slice
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as _onp
 
 from mjax import lax
 from mjax.tracing.registration import PURE_OF_AVALS, pure_of_avals
-from mjax.tracing.staging import eval_shape
+from mjax.tracing.staging import eval_shape, jit_eagerly
 from mjax.numpy import elementwise, reductions
 from mjax.numpy.conversion import asarray
 from mjax.numpy.creation import full, zeros
@@ -31,19 +32,42 @@ _AT_INPLACE = ("jax.numpy.ufunc.at: JAX arrays are immutable, so ufunc.at cannot
 
 
 class ufunc:  # noqa: N801 (NumPy's spelling)
-    """A function with NumPy's ufunc methods. JAX: jax.numpy.ufunc."""
+    """A function with NumPy's ufunc methods. JAX: jax.numpy.ufunc.
+
+    Its properties are read-only and it hashes by them (not by its method implementations),
+    so equal ufuncs share the compiled programs of their methods: each method runs as one
+    program cached per ufunc and static arguments, as JAX jits its methods with the ufunc
+    static."""
 
     def __init__(self, func, /, nin, nout, *, name=None, nargs=None, identity=None,
                  call=None, reduce=None, accumulate=None, at=None, reduceat=None):
-        self._func = func
         self.__name__ = name or getattr(func, "__name__", "ufunc")
         self.__doc__ = getattr(func, "__doc__", None)
-        self.nin, self.nout = int(nin), int(nout)
-        self.nargs = self.nin if nargs is None else int(nargs)
-        self.identity = identity
-        self._call = call or func
-        self._reduce, self._accumulate, self._at, self._reduceat = reduce, accumulate, at, \
-            reduceat
+        nin, nout = operator.index(nin), operator.index(nout)
+        self.__props = {"func": func, "nin": nin, "nout": nout,
+                        "nargs": nin if nargs is None else operator.index(nargs),
+                        "identity": identity, "call": call or func, "reduce": reduce,
+                        "accumulate": accumulate, "at": at, "reduceat": reduceat}
+
+    _func = property(lambda self: self.__props["func"])
+    nin = property(lambda self: self.__props["nin"])
+    nout = property(lambda self: self.__props["nout"])
+    nargs = property(lambda self: self.__props["nargs"])
+    identity = property(lambda self: self.__props["identity"])
+    _call = property(lambda self: self.__props["call"])
+    _reduce = property(lambda self: self.__props["reduce"])
+    _accumulate = property(lambda self: self.__props["accumulate"])
+    _at = property(lambda self: self.__props["at"])
+    _reduceat = property(lambda self: self.__props["reduceat"])
+
+    def _identity_key(self):
+        return (self._func, self.__name__, self.identity, self.nin, self.nout, self.nargs)
+
+    def __hash__(self):
+        return hash(self._identity_key())
+
+    def __eq__(self, other):
+        return isinstance(other, ufunc) and self._identity_key() == other._identity_key()
 
     def __repr__(self):
         return f"<jnp.ufunc '{self.__name__}'>"
@@ -73,6 +97,9 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
             if asarray(where).dtype != _onp.bool_:
                 raise ValueError(f"where argument must have dtype=bool; got "
                                  f"dtype={asarray(where).dtype}")
+        return _reduce_program(self, a, axis, dtype, keepdims, initial, where)
+
+    def _reduce_now(self, a, axis, dtype, keepdims, initial, where):
         if self._reduce is not None:
             kw = {}
             if initial is not None:
@@ -129,6 +156,9 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
                              "value")
         if out is not None:
             raise NotImplementedError(f"out argument of {self.__name__}.accumulate()")
+        return _accumulate_program(self, a, axis, dtype)
+
+    def _accumulate_now(self, a, axis, dtype):
         if self._accumulate is not None:
             return self._accumulate(a, axis=axis, dtype=dtype)
         a = asarray(a)
@@ -152,6 +182,9 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
         indices applied one after the other. JAX: ufunc.at (inplace=False required)."""
         if inplace:
             raise NotImplementedError(_AT_INPLACE)
+        return _at_program(self, a, indices, b)
+
+    def _at_now(self, a, indices, b):
         if self._at is not None:
             return self._at(a, indices) if b is None else self._at(a, indices, b)
         args = () if b is None else (b,)
@@ -183,8 +216,14 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
         next index is not larger). JAX: ufunc.reduceat."""
         if self.nin != 2:
             raise ValueError("reduceat only supported for binary ufuncs")
+        if self.nout != 1:
+            raise ValueError("reduceat only supported for functions returning a single "
+                             "value")
         if out is not None:
             raise NotImplementedError(f"out argument of {self.__name__}.reduceat()")
+        return _reduceat_program(self, a, indices, axis, dtype)
+
+    def _reduceat_now(self, a, indices, axis, dtype):
         if self._reduceat is not None:
             return self._reduceat(a, indices, axis=axis, dtype=dtype)
         a, indices = asarray(a), asarray(indices)
@@ -218,8 +257,59 @@ class ufunc:  # noqa: N801 (NumPy's spelling)
             raise ValueError("outer only supported for binary ufuncs")
         if self.nout != 1:
             raise ValueError("outer only supported for functions returning a single value")
-        A, B = asarray(A), asarray(B)
-        return self(reshape(A, A.shape + (1,) * B.ndim), B)
+        return _outer_program(self, A, B)
+
+
+# The methods' programs, compiled once per ufunc (hashed by its properties) and static
+# arguments when called outside a trace, inlined under one.
+@jit_eagerly("a", "initial", "where")
+def _reduce_program(self, a, axis, dtype, keepdims, initial, where):
+    return self._reduce_now(a, axis, dtype, keepdims, initial, where)
+
+
+@jit_eagerly("a")
+def _accumulate_program(self, a, axis, dtype):
+    return self._accumulate_now(a, axis, dtype)
+
+
+@jit_eagerly("a", "indices")
+def _reduceat_program(self, a, indices, axis, dtype):
+    return self._reduceat_now(a, indices, axis, dtype)
+
+
+@jit_eagerly("A", "B")
+def _outer_program(self, A, B):
+    # (both operands reshaped to one rank, so jax_numpy_rank_promotion does not object)
+    A, B = asarray(A), asarray(B)
+    return self(reshape(A, A.shape + (1,) * B.ndim), reshape(B, (1,) * A.ndim + B.shape))
+
+
+def _at_program(self, a, indices, b):
+    """ufunc.at with its array indices traced and its slices, None and Ellipsis static (a
+    boolean mask, whose shape depends on its values, runs op by op)."""
+    items = indices if isinstance(indices, tuple) else (indices,)
+    pattern, arrays = [], []
+    for i in items:
+        if isinstance(i, slice):
+            pattern.append(("slice", i.start, i.stop, i.step))
+        elif i is None or i is Ellipsis:
+            pattern.append(("const", i))
+        else:
+            i = asarray(i)
+            if i.dtype == _onp.bool_:
+                return self._at_now(a, indices, b)
+            pattern.append(("array",))
+            arrays.append(i)
+    return _at_traced(self, a, tuple(arrays), b, tuple(pattern), isinstance(indices, tuple))
+
+
+@jit_eagerly("a", "arrays", "b")
+def _at_traced(self, a, arrays, b, pattern, is_tuple):
+    arrays, items = list(arrays), []
+    for p in pattern:
+        items.append(slice(*p[1:]) if p[0] == "slice" else p[1] if p[0] == "const"
+                     else arrays.pop(0))
+    return self._at_now(a, tuple(items) if is_tuple else items[0], b)
 
 
 def _add_at(a, indices, b):
