@@ -18,7 +18,8 @@ from mjax.nn import functions as nn_functions
 from mjax.nn.functions import logsumexp  # noqa: F401  (JAX: jax.scipy.special.logsumexp)
 from mjax.scipy.special_hyp import bessel_jn, hyp1f1, hyp2f1, sph_harm_y  # noqa: F401
 from mjax.scipy.special_erf_and_integrals import (  # noqa: F401
-    dawsn, erfcx, exp1, expi, expn, fresnel, owens_t, sici, spence, wofz)
+    dawsn, erfcx, fresnel, owens_t, sici, spence, wofz)
+from mjax.scipy.special_expint import exp1, expi, expn  # noqa: F401
 from mjax.scipy import special_legendre as _legendre
 from mjax.tracing.staging import jit_eagerly
 

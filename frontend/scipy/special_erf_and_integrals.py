@@ -1,8 +1,8 @@
 """`mjax.scipy.special`'s error-function family (wofz, erfcx, dawsn, fresnel,
-owens_t) and the exponential, sine/cosine and Spence integrals (expi, exp1, expn, sici,
-spence), as JAX 0.10.2 computes them: rational approximations from Cephes (the tables in
-`special_tables`), Weideman's rational series for the Faddeeva function, a Gauss-Legendre
-rule for Owen's T and Cephes' series / continued fractions for E_n. Each defines the
+owens_t) and the sine/cosine and Spence integrals (sici, spence), as JAX 0.10.2 computes
+them: rational approximations from Cephes (the tables in `special_tables`), Weideman's
+rational series for the Faddeeva function and a Gauss-Legendre rule for Owen's T (the
+exponential integrals are in `special_expint`). Each defines the
 derivative JAX defines (a custom_jvp), so grads need not go through the approximations.
 Half floats are computed in float32 and rounded back.
 """
@@ -18,8 +18,7 @@ from mjax.ad import custom_jvp
 from mjax.scipy import special_tables as T
 from mjax.tracing.staging import jit_eagerly
 
-__all__ = ["wofz", "erfcx", "dawsn", "fresnel", "owens_t", "expi", "exp1", "expn", "sici",
-           "spence"]
+__all__ = ["wofz", "erfcx", "dawsn", "fresnel", "owens_t", "sici", "spence"]
 
 _EULER = 0.5772156649015329
 _SQRT_PI = math.sqrt(math.pi)
@@ -301,157 +300,6 @@ def owens_t(h, a):
     h, a = jnp.broadcast_arrays(lax.convert_element_type(h, h.dtype),
                                 lax.convert_element_type(a, a.dtype))
     return _owens_t(h, a)
-
-
-# ---- exponential integrals ----------------------------------------------------------------------
-_EI_TABLES = [(T.EI2_P, T.EI2_Q), (T.EI3_P, T.EI3_Q), (T.EI4_P, T.EI4_Q),
-              (T.EI5_P, T.EI5_Q), (T.EI6_P, T.EI6_Q)]
-
-
-def _ei_tail(x, p, q):
-    w = 1 / x
-    return jnp.exp(x) * w * (1 + w * _horner(p, w) / _horner(q, w))
-
-
-def _ei_positive(x):
-    """Ei(x) for x > 0: Cephes' rational forms on (0, 2], (2, 4], ..., (32, 64], (64, inf);
-    each interval sees a safe argument where it is not used. (At 0 this is NaN, as JAX.)"""
-    xs = jnp.where((x > 0) & (x <= 2), x, jnp.ones_like(x))
-    out = xs * _horner(T.EI1_P, xs) / _horner(T.EI1_Q, xs) + _EULER + jnp.log(xs)
-    out = jnp.where((x > 0) & (x <= 2), out, _ei_tail(x, T.EI7_P, T.EI7_Q))
-    for i, (p, q) in enumerate(_EI_TABLES):
-        lo, hi = 2.0 ** (i + 1), 2.0 ** (i + 2)
-        inside = (x > lo) & (x <= hi)
-        out = jnp.where(inside, _ei_tail(jnp.where(inside, x, hi), p, q), out)
-    return out
-
-
-@custom_jvp
-def _expi(x):
-    neg = x < 0
-    e1 = _expn_any(jnp.ones_like(x), jnp.where(neg, -x, jnp.ones_like(x)))
-    out = jnp.where(neg, -e1, _in_f32(_ei_positive, x))
-    return jnp.where(jnp.isposinf(x), jnp.inf, out)  # (JAX 0.10.2: NaN at +-inf)
-
-
-@_expi.defjvp
-def _expi_jvp(primals, tangents):
-    (x,), (dx,) = primals, tangents
-    return _expi(x), jnp.exp(x) / x * dx
-
-
-@jit_eagerly("x")
-def expi(x):
-    """The exponential integral Ei(x) = int_{-inf}^x e^t / t dt, real x.
-    JAX: jax.scipy.special.expi."""
-    (x,) = _real("expi", x)
-    return _expi(x)
-
-
-def _expn_small_x(n, x):
-    """E_n(x) for 0 < x <= 1: the power series (Cephes expn.c)."""
-    eps = float(jnp.finfo(x.dtype).eps)
-    z = -x
-    psi = lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] + 1 / c[0]),
-                         (jnp.ones_like(x), -_EULER - jnp.log(x)))[1]
-    n1 = jnp.where(n == 1, 2 * jnp.ones_like(n), n)
-    ans = jnp.where(n == 1, jnp.zeros_like(x), 1 / (1 - n1))
-
-    def body(c):
-        xk, yk, pk, ans, _ = c
-        xk, pk = xk + 1, pk + 1
-        yk = yk * z / xk
-        ans = ans + jnp.where(pk != 0, yk / jnp.where(pk != 0, pk, 1), 0)
-        t = jnp.where(ans != 0, jnp.abs(yk / ans), jnp.ones_like(x))
-        return xk, yk, pk, ans, t
-
-    init = (jnp.zeros_like(x), jnp.ones_like(x), 1 - n, ans, jnp.full_like(x, jnp.inf))
-    ans = lax.while_loop(lambda c: (x > 0) & (c[4] > eps), body, init)[3]
-    return z ** (n - 1) * psi / jnp.exp(lax.lgamma(n)) - ans
-
-
-def _expn_cf(n, x):
-    """E_n(x) for x > 1: the continued fraction, rescaled when it grows (Cephes expn.c)."""
-    eps = float(jnp.finfo(x.dtype).eps)
-    big = 1.44115188075855872e17
-
-    def body(c):
-        k, pkm2, qkm2, pkm1, qkm1, ans, _ = c
-        k = k + 1
-        odd = jnp.fmod(k, 2) == 1
-        yk = jnp.where(odd, jnp.ones_like(x), x)
-        xk = jnp.where(odd, n + (k - 1) / 2, k / 2)
-        pk = pkm1 * yk + pkm2 * xk
-        qk = qkm1 * yk + qkm2 * xk
-        nz = qk != 0
-        r = pk / jnp.where(nz, qk, 1)
-        t = jnp.where(nz, jnp.abs((ans - r) / r), jnp.ones_like(x))
-        ans = jnp.where(nz, r, ans)
-        scale = jnp.where(jnp.abs(pk) > big, 1 / big, 1)
-        return k, pkm1 * scale, qkm1 * scale, pk * scale, qk * scale, ans, t
-
-    one = jnp.ones_like(x)
-    init = (one, one, x, one, x + n, 1 / (x + n), jnp.full_like(x, jnp.inf))
-    ans = lax.while_loop(lambda c: (x > 0) & (c[6] > eps), body, init)[5]
-    return ans * jnp.exp(-x)
-
-
-def _expn_large_n(n, x):
-    """E_n(x) for n >= 5000: the uniform asymptotic expansion (Cephes expn.c)."""
-    xk = x + n
-    yk = 1 / (xk * xk)
-    ans = yk * n * (6 * x * x - 8 * n * x + n * n)
-    ans = yk * (ans + n * (n - 2 * x))
-    ans = yk * (ans + n)
-    return (ans + 1) * jnp.exp(-x) / xk
-
-
-def _expn_scalar(n, x):
-    # The cases in order, a later one winning (as jnp.piecewise): each branch sees a safe
-    # x where it is not chosen, so no loop runs long on an argument it does not serve.
-    one = jnp.ones_like(x)
-    large_x = x > 1
-    out = _expn_small_x(n, jnp.where(large_x | (x <= 0), 0.5 * one, x))
-    out = jnp.where((n < 0) | (x < 0), jnp.nan, out)
-    out = jnp.where((x == 0) & (n < 2), jnp.inf, out)
-    # E_n(0) = 1 / (n - 1), as SciPy (JAX 0.10.2 returns 1 / n here)
-    out = jnp.where((x == 0) & (n >= 2), 1 / jnp.where(n >= 2, n - 1, one), out)
-    out = jnp.where((n == 0) & (x >= 0), jnp.exp(-x) / x, out)
-    out = jnp.where(n >= 5000, _expn_large_n(n, x), out)
-    out = jnp.where(large_x, _expn_cf(n, jnp.where(large_x, x, 2 * one)), out)
-    return jnp.where(jnp.isposinf(x) & (n >= 0), 0.0, out)  # (JAX 0.10.2: NaN)
-
-
-def _expn_any(n, x):
-    return _in_f32(jnp.vectorize(lambda x, n: _expn_scalar(n, x)), x, n)
-
-
-@custom_jvp
-def _expn(n, x):
-    return _expn_any(n, x)
-
-
-@_expn.defjvp
-def _expn_jvp(primals, tangents):
-    (n, x), (_, dx) = primals, tangents
-    return _expn(n, x), -dx * _expn(n - 1, x)
-
-
-@jit_eagerly("n", "x")
-def expn(n, x):
-    """The generalized exponential integral E_n(x) = int_1^inf e^(-x t) / t^n dt, real
-    arguments (differentiable in x only, as JAX). JAX: jax.scipy.special.expn."""
-    n, x = _real("expn", n, x)
-    n, x = jnp.broadcast_arrays(n, x)
-    return _expn(lax.stop_gradient(n), x)
-
-
-@jit_eagerly("x")
-def exp1(x):
-    """The exponential integral E_1(x) = int_x^inf e^-t / t dt, real x.
-    JAX: jax.scipy.special.exp1."""
-    (x,) = _real("exp1", x)
-    return _expn(jnp.ones_like(x), x)
 
 
 # ---- sine and cosine integrals ----------------------------------------------------------------

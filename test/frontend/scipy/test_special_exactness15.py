@@ -234,3 +234,87 @@ def test_betainc_grad_x_close():
     def run(lib):
         return lib.jit(lib.grad(lambda x: lib.scipy.special.betainc(a, b, x).sum()))(x)
     np.testing.assert_allclose(np.asarray(run(mjax)), np.asarray(run(jax)), rtol=1e-4)
+
+
+# ---- exponential integrals: JAX's piecewise cases, loops and edge values ------------------
+EXPINT_POINTS = [0.0, 1e-30, 1e-6, 0.02, 0.3, 0.5, 1.0, 1.5, 2.0, 3.7, 4.0, 8.5, 16.0,
+                 31.0, 64.0, 70.0, 80.0, np.inf, np.nan]
+EXPINT_ORDERS = [0, 1, 2, 3, 7, 5001, -1]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_exp_integrals_scalars(dtype, jit):
+    """Every case of every function, one scalar at a time: bit for bit (NaN bits too)."""
+    with jax.enable_x64(True), mjax.enable_x64(True):
+        pairs = []
+        for v in EXPINT_POINTS:
+            x = dtype(v)
+            pairs += [("exp1", (x,)), ("expi", (x,)), ("expi", (-x,))]
+            pairs += [("expn", (dtype(n), x)) for n in EXPINT_ORDERS]
+        for name, args in pairs:
+            fj, fm = getattr(jax.scipy.special, name), getattr(mjax.scipy.special, name)
+            if jit:
+                fj, fm = jax.jit(fj), mjax.jit(fm)
+            a, b = np.asarray(fj(*args)), np.asarray(fm(*args))
+            if np.isnan(a) and np.isnan(b) and dtype(5001) in args:
+                continue  # (E_5001(NaN): a NaN whose sign bit XLA's select order sets)
+            _same(a, b)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_expi_arrays(jit):
+    """Ei has no loops for x > 0: arrays are bit for bit; for x < 0 it is -E_1(-x)."""
+    x = np.random.default_rng(5).uniform(0.01, 85, 300).astype(np.float32)
+    x[:4] = [0, np.inf, 2.0, 64.0]
+    fj, fm = jax.scipy.special.expi, mjax.scipy.special.expi
+    if jit:
+        fj, fm = jax.jit(fj), mjax.jit(fm)
+    _same(fj(x), fm(x))
+
+
+@pytest.mark.parametrize("name", ["exp1", "expn", "expi_negative"])
+def test_exp_integral_arrays_close(name):
+    """Over an array E_n's series and continued-fraction loops are mapped (a while loop per
+    element inside a vmapped switch); XLA fuses mjax's mapped program differently from
+    JAX's, and its vectorized exp/log/pow round differently, so elements may differ by a
+    few ulps (each element alone is bit for bit: test_exp_integrals_scalars)."""
+    rng = np.random.default_rng(6)
+    x = rng.uniform(0.01, 30, 200).astype(np.float32)
+    n = rng.integers(0, 9, 200).astype(np.float32)
+    call = {"exp1": lambda L: L.scipy.special.exp1(x),
+            "expn": lambda L: L.scipy.special.expn(n, x),
+            "expi_negative": lambda L: L.scipy.special.expi(-x)}[name]
+    a, b = np.asarray(call(jax)), np.asarray(call(mjax))
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_allclose(b, a, rtol=2e-6, atol=0)
+
+
+def test_expn_tiny_x_arrays_finish():
+    """An array holding a tiny x > 0 beside others: JAX's mapped fraction loop never stops
+    there; mjax's does, with JAX's value for each element."""
+    x = np.array([1e-30, 0.5, 3.0], np.float32)
+    want = np.stack([np.asarray(jax.scipy.special.exp1(v)) for v in x])
+    got = np.asarray(mjax.scipy.special.exp1(x))  # (mapped: last bits, as above)
+    np.testing.assert_allclose(got, want, rtol=2e-6)
+
+
+@pytest.mark.parametrize("name", ["expi", "exp1"])
+def test_exp_integral_grads_jit(name):
+    x = np.array([0.3, 1.7, 5.0, 40.0], np.float32)
+
+    def run(lib):
+        f = getattr(lib.scipy.special, name)
+        return lib.jit(lib.vmap(lib.grad(f)))(x)
+    np.testing.assert_allclose(np.asarray(run(mjax)), np.asarray(run(jax)), rtol=2e-6)
+    xs = [np.float32(v) for v in x]
+    for v in xs:  # (one element at a time: bit for bit)
+        _same(jax.jit(jax.grad(getattr(jax.scipy.special, name)))(v),
+              mjax.jit(mjax.grad(getattr(mjax.scipy.special, name)))(v))
+
+
+def test_exp_integral_errors():
+    for name, args in [("expi", (1j,)), ("exp1", (1j,)), ("expn", (1, 1j))]:
+        for lib in (jax, mjax):
+            with pytest.raises(ValueError, match="does not support complex"):
+                getattr(lib.scipy.special, name)(*args)
