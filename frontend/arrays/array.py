@@ -7,7 +7,7 @@ from jaxlib import _jax
 from mjax.specs import basearray
 from mjax.arrays.caller_errors import original_of
 from mjax.tracing import registration
-from mjax.arrays.array_methods import ArrayMethods
+from mjax.arrays.array_methods import ArrayMethods, warn_array_as_dtype
 from mjax.dialect import ShapedArray
 from mjax.specs.dtypes import to_numpy
 from mjax.specs.layout import Format, buffer_layout
@@ -30,6 +30,14 @@ class Array(ArrayMethods):
         self._sharding = sharding    # None: the one device of `buf`
         if sharding is not None:     # (laid out by a sharding: committed to its devices,
             self._committed = True   # as JAX's results of jit over a mesh are)
+
+    @property
+    def __numpy_dtype__(self):
+        """NumPy 2.4's dtype protocol (np.dtype(arr)): the dtype, with JAX's
+        DeprecationWarning (JAX deprecates an array given as a dtype; its tracers have no
+        such property, and neither do mjax's)."""
+        warn_array_as_dtype()
+        return self.dtype
 
     # ---- device and buffer ----------------------------------------------------------
     @property

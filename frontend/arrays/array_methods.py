@@ -8,7 +8,15 @@ the floors (docs/design.md).
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+
+def warn_array_as_dtype() -> None:
+    warnings.warn("Implicit conversion of an array to a dtype is deprecated; rather than "
+                  "dtype=arr use dtype=arr.dtype. In the future this will result in an "
+                  "error.", DeprecationWarning, stacklevel=3)
 
 
 def selects_all(idx) -> bool:

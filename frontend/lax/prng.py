@@ -14,7 +14,7 @@ from mjax import lax
 from mjax.specs import basearray
 from mjax.tracing import registration
 from mjax.base import trace_trees, tree_util
-from mjax.arrays.array_methods import selects_all
+from mjax.arrays.array_methods import selects_all, warn_array_as_dtype
 from mjax.config import config
 from mjax.tracing.core import Tracer, aval_of_value, bind, current_trace
 from mjax.lax.shapes import broadcast_to
@@ -410,6 +410,13 @@ class PRNGKeyArray:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def __numpy_dtype__(self) -> KeyType:
+        """NumPy 2.4's dtype protocol: the key dtype, which NumPy then rejects (ValueError
+        'Could not convert ...'), as for JAX's key arrays."""
+        warn_array_as_dtype()
+        return self.dtype
 
     @property
     def size(self) -> int:

@@ -130,6 +130,8 @@ def issubdtype(a, b) -> bool:
     `signedinteger`) and extended dtypes (PRNG keys are `extended` and `prng_key`)."""
     if a is None:
         return False
+    if hasattr(type(a), "__numpy_dtype__") and not isinstance(a, (type, np.dtype, KeyType)):
+        a = np.dtype(a)     # (an array, as JAX: warns; a key array's raises ValueError)
     if isinstance(a, KeyType) or (isinstance(a, type) and issubclass(a, extended)):
         if isinstance(b, KeyType):
             return a == b

@@ -1,6 +1,8 @@
 """What JAX 0.10.2's tests/random_test.py reads of key arrays and jax._src.random, each
 checked against real jax: key arrays' `_impl` and `_base_array`, the registry `prngs`,
 `KeyTy`, `random_wrap` / `random_unwrap` and `default_prng_impl`."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -191,3 +193,29 @@ def test_global_arrays_on_one_device_keep_the_sharding():
         for out in (a, b):
             assert out.sharding == sharding
             np.testing.assert_array_equal(np.asarray(out), host)
+
+
+@pytest.mark.parametrize("lib", [jax, mjax])
+def test_array_as_dtype(lib):
+    # NumPy 2.4's __numpy_dtype__: an array given as a dtype warns (JAX's deprecation);
+    # a key array's dtype is no NumPy dtype, so NumPy raises ValueError
+    from jax._src import dtypes as jdtypes
+    from mjax._src import dtypes as mdtypes
+    prng_key = (jdtypes if lib is jax else mdtypes).prng_key
+    x = lib.numpy.ones(3, np.float32)
+    with pytest.warns(DeprecationWarning, match="Implicit conversion of an array to a dtype"):
+        assert np.dtype(x) == np.float32
+    with pytest.warns(DeprecationWarning, match="Implicit conversion of an array"):
+        assert lib.numpy.issubdtype(x, np.floating)
+    with pytest.warns(DeprecationWarning, match="Implicit conversion of an array"):
+        assert not lib.numpy.issubdtype(x, prng_key)
+    seen = []
+    with warnings.catch_warnings():      # (a tracer has no __numpy_dtype__: no warning)
+        warnings.simplefilter("error")
+        lib.jit(lambda t: seen.append(np.dtype(t)) or t)(x)
+    assert seen == [np.float32]
+    key = lib.random.key(42)
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="Could not convert"):
+        lib.numpy.issubdtype(key, prng_key)
+    assert lib.numpy.issubdtype(key.dtype, prng_key)
+    assert not lib.numpy.issubdtype(key.dtype, np.integer)
