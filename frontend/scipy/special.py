@@ -505,11 +505,25 @@ def comb(N, k, *, repetition=False):
 
 
 def poch(z, m):
-    """The rising factorial Gamma(z + m) / Gamma(z). JAX: jax.scipy.special.poch."""
+    """The rising factorial Gamma(z + m) / Gamma(z), as the ratio of gamma functions
+    (1 where m == 0), differentiated by JAX's rules. JAX: jax.scipy.special.poch."""
     z, m = _float("poch", z, m)
-    sign = gammasgn(z + m) * gammasgn(z)
-    return jnp.where(m == 0, jnp.ones_like(z),
-                     sign * jnp.exp(lax.lgamma(z + m) - lax.lgamma(z)))
+    if jnp.iscomplexobj(z):
+        raise ValueError("jnp.poch does not support complex-valued inputs.")
+    return _poch(z, m)
+
+
+@custom_jvp
+def _poch(z, m):
+    return jnp.where(m == 0., jnp.array(1, dtype=z.dtype), gamma(z + m) / gamma(z))
+
+
+@_poch.defjvp
+def _poch_jvp(primals, tangents):
+    (z, m), (dz, dm) = primals, tangents
+    out = _poch(z, m)
+    return out, ((digamma(z + m) - digamma(z)) * _poch(z, m) * dz
+                 + digamma(z + m) * _poch(z, m) * dm)
 
 
 def multigammaln(a, d):
@@ -576,13 +590,25 @@ def log_softmax(x, /, *, axis=None):
 
 
 def bernoulli(n):
-    """The Bernoulli numbers B_0..B_n (B_1 = -1/2, as JAX), computed exactly on the host.
+    """The Bernoulli numbers B_0..B_n (B_1 = -1/2), by JAX's floating-point route (Chowla
+    and Hartung: B_2k from the cumulative product of -(2k-1) 2k / (4 pi^2) times
+    1 + sum_{j=2}^{49} j^-2k), so the values are JAX's, not the exact ratios rounded.
     JAX: jax.scipy.special.bernoulli."""
     n = operator.index(n)
     if n < 0:
         raise ValueError("n must be a non-negative integer.")
-    return jnp.asarray([float(v) for v in _bernoulli_fractions(n)],
-                       dtype=jnp.zeros(()).dtype)
+    first = jnp.array([1, -1 / 2, 1 / 6])
+    if n < 3:
+        return first[:n + 1]
+    out = jnp.zeros(n + 1).at[:3].set(first)
+    m = jnp.arange(4, n + 1, 2, dtype=out.dtype)
+    # (pi^2 as an array: JAX divides by its Python float at run time, eagerly; a constant
+    # in the program XLA turns into a multiplication by its rounded reciprocal)
+    pi2 = jnp.asarray(np.pi ** 2, dtype=out.dtype)
+    q1 = (1. / np.pi ** 2) * jnp.cumprod(-(m - 1) * m / 4 / pi2)
+    k = jnp.arange(2, 50, dtype=out.dtype)
+    q2 = jnp.sum(k[:, None] ** -m[None, :], axis=0)
+    return out.at[4::2].set(q1 * (1 + q2))
 
 
 def _bernoulli_fractions(n):

@@ -318,3 +318,37 @@ def test_exp_integral_errors():
         for lib in (jax, mjax):
             with pytest.raises(ValueError, match="does not support complex"):
                 getattr(lib.scipy.special, name)(*args)
+
+
+# ---- poch and bernoulli -------------------------------------------------------------------
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_poch(jit):
+    rng = np.random.default_rng(7)
+    z = rng.uniform(-5, 8, 200).astype(np.float32)
+    m = rng.uniform(-3, 5, 200).astype(np.float32)
+    m[:5], z[5:8] = 0, [-2, 0, -1]
+    fj, fm = jax.scipy.special.poch, mjax.scipy.special.poch
+    if jit:
+        fj, fm = jax.jit(fj), mjax.jit(fm)
+    _same(fj(z, m), fm(z, m))
+
+
+@pytest.mark.parametrize("argnums", [0, 1])
+def test_poch_grad_jit(argnums):
+    z = np.array([0.7, 1.5, 3.2, 6.0], np.float32)
+    m = np.array([0.3, 2.0, 1.7, 0.9], np.float32)
+
+    def run(lib):
+        return lib.jit(lib.grad(lambda z, m: lib.scipy.special.poch(z, m).sum(),
+                                argnums))(z, m)
+    _same(run(jax), run(mjax))
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_bernoulli(x64):
+    with jax.enable_x64(x64), mjax.enable_x64(x64):
+        for n in (0, 1, 2, 3, 4, 5, 10, 25, 60):
+            _same(jax.scipy.special.bernoulli(n), mjax.scipy.special.bernoulli(n))
+        for lib in (jax, mjax):
+            with pytest.raises(ValueError, match="non-negative"):
+                lib.scipy.special.bernoulli(-1)
