@@ -48,7 +48,7 @@ def _is_float0(x) -> bool:
 
 
 def _inexact(x) -> bool:
-    return np.issubdtype(_dtype(x), np.inexact)
+    return _dt.issubdtype(_dtype(x), np.inexact)
 
 
 def _host(x) -> np.ndarray:
@@ -62,10 +62,10 @@ def _tangent_like(rng, x):
     a RandomState(0), so both check the same directions; a Python scalar's is a Python
     scalar); float0 zeros for integer/bool leaves."""
     shape, dtype = np.shape(x), _dtype(x)
-    if not np.issubdtype(dtype, np.inexact):
+    if not _dt.issubdtype(dtype, np.inexact):
         return np.zeros(shape, _dt.float0)
     t = np.asarray(rng.randn(*shape), dtype)
-    if np.issubdtype(dtype, np.complexfloating):
+    if _dt.issubdtype(dtype, np.complexfloating):
         t = t + dtype.type(1j) * np.asarray(rng.randn(*shape), dtype)
     return t.item() if _is_python_scalar(x) else t
 
@@ -96,7 +96,7 @@ def numerical_jvp(f, primals, tangents, eps=EPS):
 
     def diff(p, n):
         p, n = _host(p), _host(n)
-        if not np.issubdtype(p.dtype, np.inexact):
+        if not _dt.issubdtype(p.dtype, np.inexact):
             return np.zeros(p.shape, _dt.float0)
         return ((p - n) * np.asarray(0.5 / eps, p.dtype)).astype(p.dtype)
     return trace_trees.tree_map(diff, f_pos, f_neg)
@@ -120,9 +120,14 @@ def _conj(tree):
 
 # ---- comparison ---------------------------------------------------------------------
 def _tolerance(dtype, given):
+    """given: None (the default per dtype), a number, or a dict by dtype overriding the
+    defaults for those dtypes (as JAX's check_grads takes them)."""
+    dtype = np.dtype(dtype)
+    if isinstance(given, dict):
+        given = {np.dtype(k): v for k, v in given.items()}.get(dtype)
     if given is not None:
         return given
-    return _DEFAULT_GRADIENT_TOLERANCE.get(np.dtype(dtype), 1e-5)
+    return _DEFAULT_GRADIENT_TOLERANCE.get(dtype, 1e-5)
 
 
 def _check_close(got, expected, atol, rtol, err_msg):
@@ -140,7 +145,7 @@ def _check_close(got, expected, atol, rtol, err_msg):
             continue
         g, e = _host(g), _host(e)
         dtype = np.result_type(g.dtype, e.dtype)
-        if not np.issubdtype(dtype, np.inexact):
+        if not _dt.issubdtype(dtype, np.inexact):
             np.testing.assert_array_equal(g, e, err_msg=where)
             continue
         # (JAX scales both tolerances by the number of elements)

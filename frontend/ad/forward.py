@@ -26,6 +26,8 @@ def _check_tangents(p_leaves, t_leaves, what="jvp"):
     for p, t in zip(p_leaves, t_leaves):
         pa, ta = aval_of_value(p), _leaf_aval(t)
         if ta is None:
+            if what == "jvp" and _is_inexact(pa):   # (a float0 tangent of a float primal)
+                raise TypeError(_dtype_mismatch(pa, pa.dtype.name, str(np.dtype(_dt.float0))))
             continue
         if type(pa) is RefAval and what == "jvp":   # (JAX's class: a ref has no tangent)
             raise ValueError(f"jvp of a Ref primal: a Ref ({_jax_type(pa.inner_aval)}) holds "
@@ -43,11 +45,14 @@ def _check_tangents(p_leaves, t_leaves, what="jvp"):
         want = pa.dtype if _is_inexact(pa) else np.dtype(_dt.float0)
         if np.dtype(ta.dtype) != want:
             shown = want.name if _is_inexact(pa) else str(want)
-            raise TypeError(f"primal and tangent arguments to jax.jvp do not match; dtypes "
-                            f"must be equal, or in case of int/bool primal dtype the tangent "
-                            f"dtype must be float0.Got primal dtype {pa.dtype.name} and so "
-                            f"expected tangent dtype {shown}, but got tangent dtype "
-                            f"{ta.dtype.name} instead.")
+            raise TypeError(_dtype_mismatch(pa, shown, ta.dtype.name))
+
+
+def _dtype_mismatch(pa, expected: str, got: str) -> str:
+    return (f"primal and tangent arguments to jax.jvp do not match; dtypes must be equal, "
+            f"or in case of int/bool primal dtype the tangent dtype must be float0.Got primal "
+            f"dtype {pa.dtype.name} and so expected tangent dtype {expected}, but got tangent "
+            f"dtype {got} instead.")
 
 
 @api_boundary

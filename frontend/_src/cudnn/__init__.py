@@ -1,0 +1,1 @@
+"""jax._src.cudnn: only `scaled_matmul_stablehlo` (JAX's nn_test imports its quantize)."""

@@ -1,0 +1,153 @@
+"""What JAX 0.10.2's tests/lax_autodiff_test.py, linalg_test.py and nn_test.py need of
+mjax's public behaviour and of the jax._src aliases they import, each checked against real
+jax: check_grads on bfloat16 and with per-dtype tolerance dicts, jvp's TypeError for a
+float0 tangent of a float primal, and the jax._src names (lax.linalg, numpy.util,
+ad_checkpoint, cudnn.scaled_matmul_stablehlo, lib.cuda_versions, core)."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import jax
+import jax.numpy as jnp
+import jax.test_util
+import mjax
+import mjax.numpy as mjnp
+import mjax.test_util
+from jax._src import ad_checkpoint as j_ad_checkpoint
+from jax._src import core as j_core
+from jax._src.cudnn import scaled_matmul_stablehlo as j_smm
+from jax._src.lax import linalg as j_lax_linalg
+from jax._src.numpy import util as j_np_util
+from mjax._src import ad_checkpoint as m_ad_checkpoint
+from mjax._src import core as m_core
+from mjax._src import lib as m_lib
+from mjax._src.cudnn import scaled_matmul_stablehlo as m_smm
+from mjax._src.lax import linalg as m_lax_linalg
+from mjax._src.numpy import util as m_np_util
+
+
+# ---- check_grads ------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16, np.float32])
+def test_check_grads_on_low_precision_floats(dtype):
+    # bfloat16 is inexact: its tangents are bfloat16, not float0 (NumPy's issubdtype says
+    # it is not inexact)
+    x = np.linspace(0.5, 1.5, 6).astype(dtype).reshape(2, 3)
+    for lib in (jax, mjax):
+        # (linear, so eps=1 is exact; JAX's testBroadcastGrad)
+        lib.test_util.check_grads(lambda v: lib.lax.broadcast(v, (2,)) * 3, (x,), 2,
+                                  ["fwd", "rev"], eps=1.)
+
+
+def test_check_grads_takes_tolerance_dicts():
+    x = np.linspace(0.5, 1.5, 4).astype(np.float32)
+    tol = {ml_dtypes.bfloat16: 1.0, np.float16: 0.5, np.float32: 1e-3}
+    for lib in (jax, mjax):
+        lib.test_util.check_grads(lambda v: lib.numpy.sin(v) * v, (x,), 2, ["fwd", "rev"],
+                                  atol=tol, rtol=tol)
+
+
+def test_check_grads_tolerance_dict_is_used():
+    # a wrong derivative must still fail with a dict whose entry is tight
+    @mjax.custom_jvp
+    def f(x):
+        return x * x
+
+    @f.defjvp
+    def f_jvp(p, t):
+        return f(p[0]), 2.2 * p[0] * t[0]
+    x = np.linspace(0.5, 1.5, 4).astype(np.float32)
+    with pytest.raises(AssertionError):
+        mjax.test_util.check_grads(f, (x,), 1, ["fwd"], atol={np.float32: 1e-3},
+                                   rtol={np.float32: 1e-3})
+    # and a loose one for float32 lets it pass, as in JAX
+    mjax.test_util.check_grads(f, (x,), 1, ["fwd"], atol={np.float32: 10.},
+                               rtol={np.float32: 10.})
+
+
+# ---- jvp's check of float0 tangents ----------------------------------------------------------
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float32])
+def test_jvp_float0_tangent_for_float_primal_is_type_error(dtype):
+    x, t = np.ones(3, dtype), np.zeros(3, jax.dtypes.float0)
+    with pytest.raises(TypeError) as je:
+        jax.jvp(lambda v: v * 2, (x,), (t,))
+    with pytest.raises(TypeError) as me:
+        mjax.jvp(lambda v: v * 2, (x,), (t,))
+    assert str(me.value) == str(je.value)
+
+
+def test_jvp_float0_tangent_for_int_primal_still_works():
+    x, t = np.arange(3, dtype=np.int32), np.zeros(3, jax.dtypes.float0)
+    jo, jt = jax.jvp(lambda v: v * 2, (x,), (t,))
+    mo, mt = mjax.jvp(lambda v: v * 2, (x,), (t,))
+    np.testing.assert_array_equal(np.asarray(mo), np.asarray(jo))
+    assert np.asarray(mt).dtype == np.asarray(jt).dtype == jax.dtypes.float0
+
+
+# ---- jax._src aliases -------------------------------------------------------------------------
+def test_src_lax_linalg_functions():
+    a = np.array([[4., 1., 2.], [1., 3., 0.], [2., 0., 5.]], np.float32)
+    for name in ("lu", "geqrf", "qr", "cholesky", "eigh"):
+        jout, mout = getattr(j_lax_linalg, name)(a), getattr(m_lax_linalg, name)(a)
+        for j, m in zip(jax.tree.leaves(jout), mjax.tree.leaves(mout)):
+            assert np.asarray(m).dtype == np.asarray(j).dtype
+            if name != "eigh":
+                np.testing.assert_allclose(np.asarray(m), np.asarray(j), rtol=1e-5,
+                                           atol=1e-5)
+    c = np.ones((3, 2), np.float32)
+    np.testing.assert_allclose(
+        np.asarray(m_lax_linalg.symmetric_product(c, a, alpha=2., beta=.5)),
+        np.asarray(j_lax_linalg.symmetric_product(c, a, alpha=2., beta=.5)), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="lax.linalg.lu"):
+        m_lax_linalg._lu_python(a)
+
+
+@pytest.mark.parametrize("args", [
+    (np.arange(3, dtype=np.int32),), (np.ones(2, np.float16), np.int8(3)),
+    (np.ones(2, bool), 2.0), (np.ones(2, np.int16), np.ones(2, np.complex64))])
+def test_src_numpy_util_promote_dtypes_inexact(args):
+    jout, mout = j_np_util.promote_dtypes_inexact(*args), m_np_util.promote_dtypes_inexact(*args)
+    assert len(mout) == len(jout)
+    for j, m in zip(jout, mout):
+        assert m.dtype == j.dtype and m.shape == j.shape
+        np.testing.assert_array_equal(np.asarray(m), np.asarray(j))
+
+
+def test_src_ad_checkpoint_saved_residuals():
+    # (which residuals are saved is each compiler's own: mjax keeps more for softmax than
+    # JAX's 3, so JAX's testSoftmaxGradFlag fails; the avals and descriptions agree in kind)
+    x = np.linspace(-1, 1, 6).astype(np.float32)
+    jres = j_ad_checkpoint.saved_residuals(jax.nn.softmax, x)
+    mres = m_ad_checkpoint.saved_residuals(mjax.nn.softmax, x)
+    assert mres and jres
+    for (ma, md), (ja, jd) in zip(mres, jres):
+        assert type(ma).__name__ == type(ja).__name__ == "ShapedArray"
+        assert isinstance(md, str) and isinstance(jd, str)
+    assert m_ad_checkpoint.saved_residuals is mjax.ad_checkpoint.saved_residuals
+    assert m_ad_checkpoint.checkpoint_name is mjax.ad_checkpoint.checkpoint_name
+
+
+@pytest.mark.parametrize("mode", ["mxfp8", "nvfp4"])
+def test_src_cudnn_quantize(mode):
+    jcfg = jax.nn.get_scaled_dot_general_config(mode, global_scale=(
+        jnp.array(1.0, np.float32) if mode == "nvfp4" else None))
+    mcfg = mjax.nn.get_scaled_dot_general_config(mode, global_scale=(
+        mjnp.array(1.0, np.float32) if mode == "nvfp4" else None))
+    x = np.random.RandomState(0).randn(2, 4, 64).astype(np.float32)
+    jq, js = j_smm.quantize(jnp.asarray(x), jcfg)
+    mq, ms = m_smm.quantize(mjnp.asarray(x), mcfg)
+    assert mq.dtype == jq.dtype and ms.dtype == js.dtype
+    assert mq.shape == jq.shape and ms.shape == js.shape
+    np.testing.assert_array_equal(np.asarray(mq).astype(np.float32),
+                                  np.asarray(jq).astype(np.float32))
+    np.testing.assert_array_equal(np.asarray(ms).astype(np.float32),
+                                  np.asarray(js).astype(np.float32))
+
+
+def test_src_lib_cuda_versions_and_core_error():
+    from jax._src import lib as j_lib
+    assert m_lib.cuda_versions is None
+    assert (j_lib.cuda_versions is None) == (jax.default_backend() != "gpu")
+    assert issubclass(m_core.ConcretizationTypeError, TypeError)
+    assert issubclass(j_core.ConcretizationTypeError, TypeError)
+    with pytest.raises(m_core.ConcretizationTypeError):
+        mjax.jit(lambda v: int(v))(1.0)
