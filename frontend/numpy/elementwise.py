@@ -282,9 +282,8 @@ def _isinf(x):
 
 isinf = fused_when_eager(_unary("isinf", _isinf))
 def _square(x):
-    # (JAX's promote_args_numeric: a bool is squared as the default integer)
-    return lax.square(lax.convert_element_type(x, _dt.default_int()) if x.dtype == _BOOL
-                      else x)
+    # (JAX's promote_args_numeric: a bool is squared as int32, under x64 too)
+    return lax.square(lax.convert_element_type(x, _onp.int32) if x.dtype == _BOOL else x)
 
 
 _ONE_OP[_square] = _ops.SquareOp   # (on the dtypes below: the op itself)
@@ -471,7 +470,8 @@ def _power_arrays(x1, x2):
     # (JAX's weak types: an integer result is built on strongly typed constants, so it is
     # strong; an inexact base with an integer exponent is raised to it by lax.pow, weak
     # only when both are)
-    int_exponent = _dt.issubdtype(aval_of_value(x2).dtype, _onp.integer)
+    int_exponent = _dt.issubdtype(aval_of_value(x2).dtype, _onp.integer) and \
+        _dt.is_inexact(aval_of_value(x1).dtype)     # (JAX's case: an inexact base)
     both_weak = _weak_input(x1) and _weak_input(x2)
     x1, x2 = _bool_as_int(*promote("power", x1, x2))
     if _dt.issubdtype(x1.dtype, _onp.integer):

@@ -186,3 +186,16 @@ def test_polyint_divides_once_as_jax(dtype):
                   np.array([5], np.int32)):
             for jit in (False, True):
                 _both(lambda L: (lambda v: L.numpy.polyint(v, m, k)), p, jit=jit)
+
+
+def test_power_and_square_promote_as_jax_under_x64():
+    # power: only an inexact base keeps its own weak type with an integer exponent (an
+    # int8 base with a uint64 exponent is a weak float64, as JAX's promotion makes it);
+    # square: a bool squares as int32 under x64 too (JAX's to_numeric_dtype).
+    u64 = np.arange(3, dtype=np.uint64)
+    with jax.enable_x64(True), mjax.enable_x64(True):
+        for x1, x2 in ((np.int8(3), u64), (np.arange(3), u64), (u64, np.arange(3, dtype=np.int16)),
+                       (np.float32(2), u64), (2.5, np.arange(3))):
+            _both(lambda L: (lambda: L.numpy.power(x1, x2)))
+        for x in (True, np.array([True, False])):
+            _both(lambda L: (lambda: L.numpy.square(x)))
