@@ -12,6 +12,7 @@ import numpy as np
 
 from mjax import lax
 from mjax.specs import basearray
+from mjax.specs.dtypes import float0
 from mjax.tracing import registration
 from mjax.base import trace_trees, tree_util
 from mjax.arrays.array_methods import selects_all, warn_array_as_dtype
@@ -696,6 +697,9 @@ def _unflatten_keys(impl, children):
         # (JAX's key arrays are leaves: mapping a function over one gives what it returned,
         # a None, an axis or a spec, which is no key data)
         return base
+    if isinstance(base, np.ndarray) and base.dtype == float0:
+        # (a key's tangent or integer gradient: float0 of the keys' shape, as JAX's)
+        return np.zeros(base.shape[:base.ndim - len(R.KEY_SHAPES[impl])], float0)
     if isinstance(base, ShapeDtypeStruct):   # eval_shape / out_info: JAX's abstract key
         return ShapeDtypeStruct(base.shape[:len(base.shape) - len(R.KEY_SHAPES[impl])],
                                 KeyType(impl))

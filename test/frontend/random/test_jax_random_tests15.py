@@ -219,3 +219,44 @@ def test_array_as_dtype(lib):
         lib.numpy.issubdtype(key, prng_key)
     assert lib.numpy.issubdtype(key.dtype, prng_key)
     assert not lib.numpy.issubdtype(key.dtype, np.integer)
+
+
+def _key_jvp_case(lib, batched):
+    """f(x, keys) = x * normal(first key), its custom_jvp twin, and the key tangents seen."""
+    first = (lambda k: k[0]) if batched else (lambda k: k)
+
+    def f_raw(x, k):
+        return x * lib.random.normal(first(k), ())
+
+    f = lib.custom_jvp(f_raw)
+    seen = []
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x, k), (x_dot, k_dot) = primals, tangents
+        seen.append(k_dot)
+        rand = lib.random.normal(first(k), ())
+        return x * rand, x_dot * rand
+
+    return f_raw, f, seen
+
+
+@pytest.mark.parametrize("nkeys", [None, 3])
+def test_key_tangents_and_gradients_are_float0(nkeys):
+    # a key's tangent in a custom_jvp rule, and its gradient (allow_int), are float0 arrays
+    # of the keys' shape, as JAX's
+    results = {}
+    for lib in (jax, mjax):
+        keys = lib.random.key(28) if nkeys is None else lib.random.split(lib.random.key(28),
+                                                                          nkeys)
+        f_raw, f, seen = _key_jvp_case(lib, nkeys is not None)
+        value = lib.grad(f)(0.5, keys)
+        (k_dot,) = seen
+        gx, gk = lib.grad(f_raw, argnums=(0, 1), allow_int=True)(0.5, keys)
+        _, pull = lib.vjp(f_raw, 0.5, keys)
+        vx, vk = pull(np.float32(1.0))
+        for t in (k_dot, gk, vk):
+            assert t.dtype == np.dtype([("float0", "V")]) and t.shape == keys.shape
+        results[lib] = [np.asarray(v) for v in (value, gx, vx)]
+    for m, j in zip(results[mjax], results[jax]):
+        np.testing.assert_allclose(m, j, rtol=1e-6)
