@@ -260,3 +260,61 @@ def test_key_tangents_and_gradients_are_float0(nkeys):
         results[lib] = [np.asarray(v) for v in (value, gx, vx)]
     for m, j in zip(results[mjax], results[jax]):
         np.testing.assert_allclose(m, j, rtol=1e-6)
+
+
+def _apis():
+    from jax._src import api as japi
+    from mjax._src import api as mapi
+    return ((jax, japi), (mjax, mapi))
+
+
+def _leaf_values(lib, tree):
+    leaves = lib.tree_util.tree_leaves(tree)
+    return [np.asarray(lib.random.key_data(v)) if str(v.dtype).startswith("key")
+            else np.asarray(v) for v in leaves]
+
+
+@pytest.mark.parametrize("n", [1, 4, 8])
+def test_device_put_sharded(n):
+    results = []
+    for lib, api in _apis():
+        devices = lib.devices()[:n]
+        keys = lib.random.split(lib.random.key(5), n)
+        shards = [(np.float32(i) * np.ones(3, np.float32), {"k": keys[i], "i": i})
+                  for i in range(n)]
+        out = api.device_put_sharded(shards, devices)
+        x, rest = out
+        assert x.shape == (n, 3) and rest["k"].shape == (n,) and rest["i"].shape == (n,)
+        assert str(rest["k"].dtype) == "key<fry>"
+        assert [s.device for s in x.addressable_shards] == list(devices)
+        assert x.sharding.spec == lib.sharding.PartitionSpec("_device_put_sharded")
+        results.append(_leaf_values(lib, out))
+        with pytest.raises(ValueError, match="must equal"):
+            api.device_put_sharded(shards[:1], lib.devices()[:2])
+        with pytest.raises(TypeError, match="must be a sequence"):
+            api.device_put_sharded(np.ones((n, 2)), devices)
+        if n > 1:
+            with pytest.raises(ValueError, match="consistent shape and dtype"):
+                api.device_put_sharded([np.ones(2)] + [np.ones(3)] * (n - 1), devices)
+    for m, j in zip(results[1], results[0]):
+        assert m.dtype == j.dtype
+        np.testing.assert_array_equal(m, j)
+
+
+@pytest.mark.parametrize("n", [1, 8])
+def test_device_put_replicated(n):
+    results = []
+    for lib, api in _apis():
+        devices = lib.devices()[:n]
+        x = {"a": np.arange(6, dtype=np.int32).reshape(2, 3), "k": lib.random.key(9),
+             "s": 2.5}
+        out = api.device_put_replicated(x, devices)
+        assert out["a"].shape == (n, 2, 3) and out["k"].shape == (n,)
+        assert out["s"].shape == (n,)
+        assert [s.device for s in out["a"].addressable_shards] == list(devices)
+        results.append(_leaf_values(lib, out))
+        with pytest.raises(ValueError, match="non-empty sequence"):
+            api.device_put_replicated(x, [])
+    for m, j in zip(results[1], results[0]):
+        assert m.dtype == j.dtype
+        np.testing.assert_array_equal(m, j)
