@@ -249,56 +249,61 @@ def fresnel(x):
 
 
 # ---- Owen's T ----------------------------------------------------------------------------------
-def _owens_t_rule():
-    """T(h, a) = a / (2 pi) int_0^1 exp(-h^2 (1 + a^2 s^2) / 2) / (1 + a^2 s^2) ds (s = u / a)
-    by the 26-point Gauss-Legendre rule: the integrand is even in s, so 13 nodes s_i > 0
-    with twice their weight over [-1, 1], halved (Patefield & Tandy 2000, method T5)."""
-    s, w = np.polynomial.legendre.leggauss(26)
-    keep = s > 0
-    return tuple(float(v) for v in s[keep] ** 2), tuple(float(v) for v in w[keep] / (2 * np.pi))
+# The nodes and weights as float64 NumPy arrays, as JAX's: under x64 they promote float32
+# operands to float64 (JAX's result dtype), without it they are float32 constants.
+_OWENS_NODES = np.array(T.OWENS_T_NODES)
+_OWENS_WEIGHTS = np.array(T.OWENS_T_WEIGHTS)
 
 
-_OWENS_NODES, _OWENS_WEIGHTS = _owens_t_rule()
+def _owens_t_quadrature(h, a):
+    nodes = jnp.expand_dims(_OWENS_NODES, tuple(range(a.ndim)))
+    r = jnp.square(a)[..., None] * nodes
+    integrand = jnp.exp(-0.5 * jnp.square(h)[..., None] * (1. + r)) / (1. + r)
+    return a * (integrand @ _OWENS_WEIGHTS)
 
 
 @custom_jvp
 def _owens_t(h, a):
-    h, aa = jnp.abs(h), jnp.abs(a)
-    le1 = aa <= 1
-    ma = jnp.where(le1, aa, 1 / aa)  # T(h, a) from T(a h, 1 / a) when |a| > 1
-    mh = jnp.where(le1, h, aa * h)
-    quad = jnp.zeros_like(h)
-    for node, weight in zip(_OWENS_NODES, _OWENS_WEIGHTS):
-        r = ma * ma * node
-        quad = quad + weight * jnp.exp(-0.5 * mh * mh * (1 + r)) / (1 + r)
-    out = ma * quad
-    rt2 = math.sqrt(2)
-    out = jnp.where(mh == 0, jnp.arctan(ma) / (2 * math.pi), out)
-    out = jnp.where(ma == 1, 0.125 * lax.erfc(-mh / rt2) * lax.erfc(mh / rt2), out)
-    hn = h / rt2
-    eh, eah = lax.erfc(hn), lax.erfc(aa * hn)
-    swapped = jnp.where(aa * h <= 0.67, 0.25 - 0.25 * lax.erf(hn) * lax.erf(aa * hn) - out,
-                        0.25 * (eh + eah - eh * eah) - out)
-    out = jnp.sign(a) * jnp.where(aa > 1, swapped, out)
-    return jnp.where(jnp.isnan(a) | jnp.isnan(h), jnp.nan, out)
+    h, abs_a = jnp.abs(h), jnp.abs(a)
+    root_2 = np.array(np.sqrt(2), dtype=h.dtype)
+    h_normed = h / root_2
+    # T(h, a) from T(|a| h, 1 / |a|) when |a| > 1, and the exact values at h = 0, a = 1
+    ma = jnp.where(abs_a <= 1., abs_a, jnp.reciprocal(abs_a))
+    mh = jnp.where(abs_a <= 1., h, abs_a * h)
+    out = _owens_t_quadrature(mh, ma)
+    out = jnp.where(mh == 0., jnp.arctan(ma) / (2 * np.pi), out)
+    out = jnp.where(ma == 1., 0.125 * lax.erfc(-mh / root_2) * lax.erfc(mh / root_2), out)
+    eh, eah = lax.erfc(h_normed), lax.erfc(abs_a * h_normed)
+    out = jnp.where(abs_a > 1.,
+                    jnp.where(abs_a * h <= 0.67,
+                              0.25 - 0.25 * lax.erf(h_normed) * lax.erf(abs_a * h_normed)
+                              - out,
+                              0.25 * (eh + eah - eh * eah) - out),
+                    out)
+    out = lax.sign(a) * out
+    return jnp.where(jnp.isnan(a) | jnp.isnan(h), jnp.full_like(out, jnp.nan), out)
 
 
 @_owens_t.defjvp
 def _owens_t_jvp(primals, tangents):
     (h, a), (dh, da) = primals, tangents
-    d_h = -jnp.exp(-0.5 * h * h) * lax.erf(a * h / math.sqrt(2)) / (2 * math.sqrt(2 * math.pi))
-    d_a = jnp.exp(-0.5 * (a * a + 1) * h * h) / (2 * math.pi * (a * a + 1))
     out = _owens_t(h, a)
+    root_2 = np.array(np.sqrt(2), dtype=h.dtype)
+    d_h = (-lax.exp(-0.5 * lax.square(h)) * lax.erf(a * h / root_2)
+           / (2. * np.array(np.sqrt(2. * np.pi), dtype=h.dtype)))
+    d_a = (lax.exp(-0.5 * (lax.square(a) + 1.) * lax.square(h))
+           / (2. * np.pi * (lax.square(a) + 1.)))
     return out, (d_h * dh + d_a * da).astype(out.dtype)
 
 
-@jit_eagerly("h", "a")
 def owens_t(h, a):
     """Owen's T function (1 / 2 pi) int_0^a exp(-h^2 (1 + x^2) / 2) / (1 + x^2) dx, by a
-    13-node quadrature (Patefield & Tandy's T5). JAX: jax.scipy.special.owens_t."""
-    h, a = jnp._promote("owens_t", h, a, inexact=True)
-    h, a = jnp.broadcast_arrays(lax.convert_element_type(h, h.dtype),
-                                lax.convert_element_type(a, a.dtype))
+    13-node quadrature (Patefield & Tandy's T5); op by op when called eagerly, as JAX's.
+    JAX: jax.scipy.special.owens_t."""
+    h, a = jnp._promote("owens_t", jnp.asarray(h), jnp.asarray(a), inexact=True,
+                        broadcast=False)
+    rank = max(h.ndim, a.ndim)  # (ranks equalized with leading 1s, shapes not broadcast)
+    h, a = (jnp.reshape(v, (1,) * (rank - v.ndim) + v.shape) for v in (h, a))
     return _owens_t(h, a)
 
 

@@ -352,3 +352,43 @@ def test_bernoulli(x64):
         for lib in (jax, mjax):
             with pytest.raises(ValueError, match="non-negative"):
                 lib.scipy.special.bernoulli(-1)
+
+
+# ---- Owen's T -----------------------------------------------------------------------------
+def _owens_args(dtype):
+    rng = np.random.default_rng(8)
+    h, a = rng.uniform(-4, 4, 200).astype(dtype), rng.uniform(-5, 5, 200).astype(dtype)
+    h[:4] = [0, np.nan, 1, 2]
+    a[4:9] = [1, -1, 0, np.nan, np.inf]
+    return h, a
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("x64", [False, True])
+def test_owens_t(dtype, jit, x64):
+    """Under x64 a float32 operand gives float64, as JAX's (its float64 quadrature table
+    promotes)."""
+    if dtype == np.float64 and not x64:
+        pytest.skip("float64 needs x64")
+    # (JAX's own eager matmul cache keeps a float64 table's program across an x64 switch and
+    # then rejects a float32 one: start JAX afresh)
+    jax.clear_caches()
+    with jax.enable_x64(x64), mjax.enable_x64(x64):
+        fj, fm = jax.scipy.special.owens_t, mjax.scipy.special.owens_t
+        if jit:
+            fj, fm = jax.jit(fj), mjax.jit(fm)
+        h, a = _owens_args(dtype)
+        _same(fj(h, a), fm(h, a))
+        _same(fj(h[:5], a[:1]), fm(h[:5], a[:1]))
+
+
+@pytest.mark.parametrize("argnums", [0, 1])
+def test_owens_t_grad_jit(argnums):
+    h, a = _owens_args(np.float32)
+    h, a = h[10:30], a[10:30]
+
+    def run(lib):
+        return lib.jit(lib.grad(lambda h, a: lib.scipy.special.owens_t(h, a).sum(),
+                                argnums))(h, a)
+    _same(run(jax), run(mjax))
