@@ -79,6 +79,19 @@ def no_out(name, out):
                                   f"(arrays are immutable)")
 
 
+def check_where(name, where):
+    """A reduction's `where=`: None or a boolean array, else JAX's ValueError (a mask of
+    integers is not read as truth values)."""
+    if where is None:
+        return None
+    check_arraylike(name, where)
+    dtype = _onp.result_type(where) if not hasattr(where, "dtype") else where.dtype
+    if dtype != _onp.bool_:
+        raise ValueError(at_user_line(f"jnp.{name}: where must be None or a boolean array; "
+                                      f"got where.dtype={_onp.dtype(dtype)!r}."))
+    return where
+
+
 def concrete(x, fname, why):
     """x's value as a NumPy array; a traced x is an error naming jax.numpy.<fname> and why."""
     return concrete_or_error(x, f"jax.numpy.{fname}: {why}")

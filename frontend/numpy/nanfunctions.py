@@ -9,10 +9,10 @@ from mjax import lax
 from mjax.specs import dtypes as _dt
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy import reductions
-from mjax.numpy.arguments import no_out
+from mjax.numpy.arguments import check_where, no_out
 from mjax.numpy.conversion import asarray, astype
 from mjax.numpy.creation import full_like
-from mjax.numpy.elementwise import isnan, logical_and, logical_not, maximum, sqrt, where_xy
+from mjax.numpy.elementwise import isnan, logical_not, sqrt, where_xy
 from mjax.numpy.reductions import (argmax, argmin, cumprod, cumsum, mean, prod,
                                    traced_number)
 from mjax.numpy.scalar_types import inf, nan
@@ -28,6 +28,7 @@ def _fill_nan(a, value):
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Sum, treating NaN as 0. JAX: jax.numpy.nansum."""
+    where = check_where("nansum", where)
     a = asarray(a)
     return reductions.sum(_fill_nan(a, 0), axis=axis, dtype=dtype, out=out, keepdims=keepdims,
                    initial=initial, where=where)
@@ -35,6 +36,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """Product, treating NaN as 1. JAX: jax.numpy.nanprod."""
+    where = check_where("nanprod", where)
     a = asarray(a)
     return prod(_fill_nan(a, 1), axis=axis, dtype=dtype, out=out, keepdims=keepdims,
                     initial=initial, where=where)
@@ -42,12 +44,15 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 
 def _nan_extremum(name, reduce, fill):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        where = check_where(name, where)
         a = asarray(a)
         if not _has_nans(a):
             return reduce(a, axis=axis, out=out, keepdims=keepdims, initial=initial,
                           where=where)
         res = reduce(_fill_nan(a, fill), axis=axis, keepdims=keepdims, initial=initial,
                      where=where)
+        if initial is not None:   # (initial stands for the slice's missing values, as JAX)
+            return res
         # A slice of nothing but NaNs stays NaN.
         all_nan = reductions.all(isnan(a), axis=axis, keepdims=keepdims)
         return where_xy(all_nan, full_like(res, nan), res)
@@ -84,15 +89,17 @@ def _count(a, axis, keepdims, dtype):
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """Mean of the non-NaN entries (NaN where there are none). JAX: jax.numpy.nanmean."""
+    where = check_where("nanmean", where)
     a = asarray(a)
     if not _has_nans(a):
         return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where)
     dtype = dtype or a.dtype
-    valid = logical_not(isnan(a))
-    if where is not None:
-        valid = logical_and(valid, where)
-    total = reductions.sum(_fill_nan(a, 0), axis=axis, dtype=dtype, keepdims=keepdims, where=valid)
-    count = reductions.sum(valid, axis=axis, keepdims=keepdims, dtype=dtype)
+    # (the mask is applied by each sum, which broadcasts it: combined with the NaN mask
+    # first it would trip jax_numpy_rank_promotion='raise' on a lower-rank `where`)
+    total = reductions.sum(_fill_nan(a, 0), axis=axis, dtype=dtype, keepdims=keepdims,
+                           where=where)
+    count = reductions.sum(logical_not(isnan(a)), axis=axis, keepdims=keepdims, dtype=dtype,
+                           where=where)
     # (lax.div, as JAX: an integer `dtype` divides as integers, a bool one is refused)
     return lax.div(total, count)
 
@@ -101,7 +108,8 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
            mean=None):
     """Variance of the non-NaN entries (about `mean`, if given: the mean computed with
     keepdims=True), computed in float32 for half floats. JAX: jax.numpy.nanvar."""
-    return _nanvar(a, axis, dtype, out, traced_number(ddof), keepdims, where, mean)
+    return _nanvar(a, axis, dtype, out, traced_number(ddof), keepdims,
+                   check_where("nanvar", where), mean)
 
 
 @fused_when_eager   # (one program, as JAX's jitted nanvar; ddof an argument of it)
@@ -128,7 +136,8 @@ def _nanvar(a, axis, dtype, out, ddof, keepdims, where, mean):
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None,
            mean=None):
     """Standard deviation of the non-NaN entries. JAX: jax.numpy.nanstd."""
-    return _nanstd(a, axis, dtype, out, traced_number(ddof), keepdims, where, mean)
+    return _nanstd(a, axis, dtype, out, traced_number(ddof), keepdims,
+                   check_where("nanstd", where), mean)
 
 
 @fused_when_eager

@@ -11,8 +11,8 @@ import numpy as _onp
 
 from mjax import lax
 from mjax.specs import dtypes as _dt
-from mjax.numpy.arguments import (AxisError, check_arraylike, index_axis, no_out, normalize_axes,
-                                  normalize_axis)
+from mjax.numpy.arguments import (AxisError, check_arraylike, check_where, index_axis, no_out,
+                                  normalize_axes, normalize_axis)
 from mjax.numpy.array_api import fused_when_eager
 from mjax.numpy.conversion import asarray, astype
 from mjax.numpy.creation import full, full_like, ones, zeros
@@ -61,6 +61,7 @@ def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=N
             raise NotImplementedError(f"mjax.numpy.{name}: the `out` argument is not supported "
                                       f"(arrays are immutable)")
         check_arraylike(name, a)
+        where = check_where(name, where)
         a = asarray(a)
         axes = _reduction_axes(axis, a.ndim)
         if upcast_small_int and a.dtype == _onp.bool_:
@@ -94,8 +95,8 @@ def _reduction(name, lax_fn, *, bool_fn=None, upcast_small_int=False, identity=N
             # initial=3.25 adds 3)
             init = lax.convert_element_type(initial, a.dtype)
             if init.shape != ():
-                raise ValueError(f"mjax.numpy.{name}: initial value must be a scalar, got "
-                                 f"an array of shape {init.shape}")
+                raise ValueError(f"initial value must be a scalar. Got array of shape "
+                                 f"{init.shape}")
             res = {"sum": add, "prod": multiply, "max": maximum, "min": minimum}[name](
                 init, res)
         if keepdims:
@@ -139,6 +140,7 @@ amax, amin = max, min
 def _truth_reduction(name, lax_fn, identity: bool):
     def f(a, axis=None, out=None, keepdims=False, *, where=None):
         check_arraylike(name, a)
+        where = check_where(name, where)
         a = asarray(a)
         a = a if a.dtype == _onp.bool_ else astype(a, bool_)
         axes = _reduction_axes(axis, a.ndim)  # (of a: a broadcasting `where` adds none)
@@ -159,6 +161,7 @@ any = fused_when_eager(_truth_reduction("any", lax.reduce_or, False))  # noqa: A
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     no_out("mean", out)
     check_arraylike("mean", a)
+    where = check_where("mean", where)
     a = asarray(a)
     axes = _reduction_axes(axis, a.ndim)
     result = _dt.to_inexact_dtype(a.dtype) if dtype is None else _dt.check_user_dtype(
@@ -221,7 +224,7 @@ def traced_number(x):
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
     return _var(a, axis, dtype, out, traced_number(_correction(ddof, correction)), keepdims,
-                where=where, mean=mean)
+                where=check_where("var", where), mean=mean)
 
 
 @fused_when_eager
@@ -251,7 +254,7 @@ def _var(a, axis, dtype, out, ddof, keepdims, *, where=None, mean=None):
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
     return _std(a, axis, dtype, out, traced_number(_correction(ddof, correction)), keepdims,
-                where=where, mean=mean)
+                where=check_where("std", where), mean=mean)
 
 
 @fused_when_eager
@@ -328,13 +331,25 @@ def ptp(a, axis=None, out=None, keepdims=False):
     return subtract(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
 
 
+def _cumulative_axis(x, axis, what):
+    """cumulative_sum/prod's axis: JAX's errors for a scalar, and for no axis on more than
+    one dimension."""
+    if x.ndim == 0:
+        raise ValueError(f"The input must be non-scalar to take a cumulative {what}, however "
+                         f"a scalar value or scalar array was given.")
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"The input array has rank {x.ndim}, however axis was not set "
+                             f"to an explicit value. The axis argument is only optional for "
+                             f"one-dimensional arrays.")
+        return 0
+    return axis
+
+
 @fused_when_eager
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     x = asarray(x)
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError("cumulative_sum: axis is required for arrays of rank > 1")
-        axis = 0
+    axis = _cumulative_axis(x, axis, "sum")
     if dtype is None and (x.dtype == _onp.bool_ or (_dt.issubdtype(x.dtype, _onp.integer) and
                                                     x.dtype.itemsize < _dt.default_int().itemsize)):
         # Small integers widen as in sum (JAX's cumulative_sum; cumsum keeps the dtype).
@@ -376,12 +391,7 @@ def array_equiv(a1, a2):
 def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     """Cumulative product, optionally starting with 1. JAX: jnp.cumulative_prod."""
     x = asarray(x)
-    if axis is None:
-        if x.ndim > 1:
-            raise ValueError(f"The input array has rank {x.ndim}, however axis was not set "
-                             f"to an explicit value. The axis argument is only optional for "
-                             f"one-dimensional arrays.")
-        axis = 0
+    axis = _cumulative_axis(x, axis, "product")
     axis = index_axis(axis, builtins.max(x.ndim, 1))
     out = cumprod(x, axis=axis, dtype=dtype)
     if include_initial:
@@ -398,16 +408,15 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     a = asarray(a)
     axes = tuple(range(a.ndim)) if axis is None else tuple(
         operator.index(d) % a.ndim for d in ((axis,) if isinstance(axis, int) else axis))
+    # (inexact as JAX's promote_dtypes_inexact: no promotion with a Python float, which
+    # jax_numpy_dtype_promotion='strict' would refuse)
     if weights is None:
-        if not _dt.is_inexact(a.dtype):
-            a = a.astype(_dt.default_float())
+        a = a.astype(_dt.to_inexact_dtype(a.dtype))
         avg = mean(a, axis=axis, keepdims=keepdims)
         total = full((), math.prod(a.shape[d] for d in axes), avg.dtype)
     else:
         weights = asarray(weights)
-        dtype = result_type(a, weights)
-        if not _dt.is_inexact(dtype):
-            dtype = result_type(dtype, float)
+        dtype = _dt.to_inexact_dtype(result_type(a, weights))
         a, weights = a.astype(dtype), weights.astype(dtype)
         if a.shape != weights.shape:
             if axis is None:
