@@ -199,7 +199,9 @@ def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=EPS, err_msg=""):
     dtypes = [_dtype(x) for x in trace_trees.tree_leaves(v_out) if _inexact(x)]
     dtype = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
     tol_a, tol_r = _tolerance(dtype, atol), _tolerance(dtype, rtol)
-    if not abs(ip - ip_expected) <= tol_a + tol_r * abs(ip_expected):
+    # (as NumPy's assert_allclose, which JAX's check uses: nan matches nan, inf itself)
+    same = ip == ip_expected or (np.isnan(ip) and np.isnan(ip_expected))
+    if not same and not abs(ip - ip_expected) <= tol_a + tol_r * abs(ip_expected):
         raise AssertionError(
             f"{msg} does not match central finite differences (eps={eps}): "
             f"<tangent, vjp(cotangent)> = {ip:.8g} but <numerical jvp(tangent), cotangent> "

@@ -240,15 +240,30 @@ def scatter_max(operand, scatter_indices, updates, dimension_numbers, *,
 
 def index_take(src, idxs, axes):
     """src[idxs[0], idxs[1], ...] along `axes` (a gather). JAX: lax.index_take."""
-    idxs = [as_array(i) for i in idxs]
-    indices = stack(idxs, axis=-1) if idxs else full((0,), 0, np.int32)
     aval = aval_of_value(src)
     axes = tuple(operator.index(a) for a in axes)
+    if len(idxs) != len(axes):
+        raise TypeError(f"index_take: {len(idxs)} index arrays for {len(axes)} axes {axes}")
+    # (indices wrap modulo the axis size, as JAX's: -1 is the last element)
+    idxs = [_wrap_index(as_array(i), aval.shape[ax]) for i, ax in zip(idxs, axes)]
+    indices = stack(idxs, axis=-1) if idxs else full((0,), 0, np.int32)
     slice_sizes = [1 if i in axes else d for i, d in enumerate(aval.shape)]
     offset = tuple(range(1, 1 + aval.ndim - len(axes)))
     dn = GatherDimensionNumbers(offset_dims=offset, collapsed_slice_dims=axes,
                                     start_index_map=axes)
     return gather(src, indices, dn, slice_sizes)
+
+
+def _wrap_index(i, size):
+    """i modulo size, Python's way (the result has size's sign), without overflow."""
+    if is_symbolic_dim(size):
+        raise NotImplementedError("lax.index_take along an axis of symbolic size: mjax wraps "
+                                  "its indices only modulo a concrete size")
+    r = E.rem(i, full((), size, aval_of_value(i).dtype))
+    if not dtypes.issubdtype(aval_of_value(i).dtype, np.signedinteger):
+        return r
+    return select(lt(r, full((), 0, aval_of_value(r).dtype)), add(r, full((), size,
+                  aval_of_value(r).dtype)), r)
 
 
 def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,

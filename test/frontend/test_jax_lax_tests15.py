@@ -151,3 +151,34 @@ def test_src_lib_cuda_versions_and_core_error():
     assert issubclass(j_core.ConcretizationTypeError, TypeError)
     with pytest.raises(m_core.ConcretizationTypeError):
         mjax.jit(lambda v: int(v))(1.0)
+
+
+def test_check_grads_nan_matches_nan():
+    # acos off its domain: both derivatives are nan, which NumPy's assert_allclose (JAX's
+    # check) takes as equal
+    x = np.array([2.0, 3.0], np.float32)
+    for lib in (jax, mjax):
+        lib.test_util.check_grads(lib.lax.acos, (x,), 2, ["fwd", "rev"])
+    # a nan against a number still fails
+    @mjax.custom_vjp
+    def f(x):
+        return x * 1.0
+    f.defvjp(lambda x: (f(x), None), lambda _, g: (g * np.float32(np.nan),))
+    with pytest.raises(AssertionError, match="VJP"):
+        mjax.test_util.check_grads(f, (np.ones(2, np.float32),), 1, ["rev"])
+
+
+@pytest.mark.parametrize("idxs,axes", [
+    ((np.array([-1, -2]),), (0,)), ((np.array([5, -7, 2], np.int32),), (1,)),
+    ((np.array([-1, 2]), np.array([0, -3])), (0, 2)),
+    ((np.array([1, 200], np.uint8),), (2,)), ((np.array([-100, 3], np.int8),), (0,))])
+def test_index_take_wraps_indices(idxs, axes):
+    # JAX's index_take takes indices modulo the axis size (testIndexTakeGrad's -1, -2)
+    src = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    got = mjax.lax.index_take(src, idxs, axes)
+    want = jax.lax.index_take(src, idxs, axes)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    f = lambda s, lib: lib.lax.index_take(s, idxs, axes)
+    jt = jax.jvp(lambda s: f(s, jax), (src,), (np.ones_like(src),))[1]
+    mt = mjax.jvp(lambda s: f(s, mjax), (src,), (np.ones_like(src),))[1]
+    np.testing.assert_array_equal(np.asarray(mt), np.asarray(jt))
