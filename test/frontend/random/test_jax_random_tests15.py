@@ -318,3 +318,27 @@ def test_device_put_replicated(n):
     for m, j in zip(results[1], results[0]):
         assert m.dtype == j.dtype
         np.testing.assert_array_equal(m, j)
+
+
+def test_random_core_helpers():
+    from jax._src.random import core as jcore
+    from mjax._src.random import core as mcore
+    rng = np.random.default_rng(15)
+    bits = rng.integers(0, 2**32, (2, 200), dtype=np.uint32)
+    bits[0, :40] = 0                       # high word zero: the low word's leading zeros
+    bits[0, 40:60] = rng.integers(0, 4, 20)
+    bits[:, 60] = 0
+    m = np.asarray(mcore._safe_int_to_float(bits, np.float32))
+    j = np.asarray(jcore._safe_int_to_float(bits, np.float32))
+    assert m.dtype == j.dtype == np.float32
+    np.testing.assert_array_equal(m.view(np.uint32), j.view(np.uint32))
+    with pytest.raises(RuntimeError, match="only works for u32 -> f32"):
+        mcore._safe_int_to_float(bits, np.float16)
+    for shape, args in [((2, 3), ()), (None, ()), (None, (np.ones(3), np.ones((2, 1)))),
+                        ((4, 3), (np.ones(3),))]:
+        assert mcore._check_broadcast_shapes("t", shape, *args) == \
+            jcore._check_broadcast_shapes("t", shape, *args)
+    for lib in (jcore, mcore):
+        with pytest.raises(ValueError):
+            lib._check_broadcast_shapes("t", (3,), np.ones((2, 3)))
+    assert mcore.normal is mjax.random.normal
