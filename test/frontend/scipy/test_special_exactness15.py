@@ -9,6 +9,20 @@ import pytest
 import jax
 import jax.scipy.special  # noqa: F401
 import mjax
+from frontend_util import ON_TPU
+
+
+def _lpmn_same(a, b):
+    """`_same`, but on the chip within 4 float32 ulps (1e-12 relative in float64, which the
+    chip emulates): mjax's lpmn is not JAX's program (the same recurrences in fewer
+    operations), which the chip's division and square root round otherwise (its first run
+    there, 2026-12-07: 13 of 31 cases an ulp off)."""
+    if not ON_TPU:
+        return _same(a, b)
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
+    rtol = 4 * np.finfo(np.float32).eps if a.dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=0)
 
 
 def _same(a, b):
@@ -45,10 +59,10 @@ def test_lpmn_float32(kind, n, jit, z):
     rj, rm = fj(z), fm(z)
     if kind == "lpmn":
         assert isinstance(rm, tuple) and len(rm) == 2
-        _same(rj[0], rm[0])
-        _same(rj[1], rm[1])
+        _lpmn_same(rj[0], rm[0])
+        _lpmn_same(rj[1], rm[1])
     else:
-        _same(rj, rm)
+        _lpmn_same(rj, rm)
 
 
 @pytest.mark.parametrize("kind", ["lpmn", "values", "normalized"])
@@ -61,7 +75,7 @@ def test_lpmn_x64(kind, dtype, jit):
         if jit:
             fj, fm = jax.jit(fj), mjax.jit(fm)
         for a, b in zip(jax.tree.leaves(fj(z)), jax.tree.leaves(fm(z))):
-            _same(a, b)
+            _lpmn_same(a, b)
 
 
 def _raised(lib, call):
