@@ -6,7 +6,8 @@ import numpy as np
 
 from mjax.dialect.types import KeyType
 from mjax.specs.dtypes import *  # noqa: F401,F403
-from mjax.specs.dtypes import TypePromotionError, float0, issubdtype, result_type  # noqa: F401
+from mjax.specs.dtypes import (TypePromotionError, canonicalize_dtype, float0,  # noqa: F401
+                                issubdtype, result_type)
 
 
 class ExtendedDType(abc.ABC):
@@ -70,3 +71,26 @@ def is_weakly_typed(x) -> bool:
         return True
     aval = getattr(x, "aval", None)
     return bool(getattr(aval, "weak_type", False))
+
+
+def _dtype_of(x):
+    """The canonical dtype of a dtype-like or of a value (JAX's dtypes.dtype)."""
+    if isinstance(x, KeyType):
+        return x
+    if hasattr(x, "dtype") and not isinstance(x, type):
+        d = x.dtype
+    elif type(x) in (bool, int, float, complex):
+        d = np.dtype(type(x))
+    else:
+        d = np.dtype(x)
+    return d if isinstance(d, KeyType) else canonicalize_dtype(d)
+
+
+def safe_to_cast(input_dtype_or_value, output_dtype_or_value) -> bool:
+    """Whether casting to the output dtype loses nothing under the current promotion
+    rules: the input promotes with it to it (the output taken as strongly typed). JAX:
+    jax._src.dtypes.safe_to_cast."""
+    out = _dtype_of(output_dtype_or_value)
+    if _dtype_of(input_dtype_or_value) == out:
+        return True
+    return result_type(input_dtype_or_value, out) == out

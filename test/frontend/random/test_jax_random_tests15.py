@@ -342,3 +342,29 @@ def test_random_core_helpers():
         with pytest.raises(ValueError):
             lib._check_broadcast_shapes("t", (3,), np.ones((2, 3)))
     assert mcore.normal is mjax.random.normal
+
+
+SAFE_CAST_CASES = [np.float16, np.float32, "bfloat16", np.int8, np.int16, np.int32,
+                   np.uint8, np.uint32, np.complex64, np.bool_, "int16", "float32",
+                   np.float64, np.int64]
+
+
+@pytest.mark.parametrize("mode", ["standard", "strict"])
+def test_safe_to_cast(mode):
+    from jax._src import dtypes as jdtypes
+    from mjax._src import dtypes as mdtypes
+
+    def table(lib, d):
+        out = []
+        with lib.numpy_dtype_promotion(mode):
+            for a in SAFE_CAST_CASES + [2.0, 3, True, 1j, np.ones(2, np.int8)]:
+                for b in SAFE_CAST_CASES:
+                    try:
+                        out.append(d.safe_to_cast(a, b))
+                    except Exception as e:      # noqa: BLE001 (the error kind compared)
+                        out.append(type(e).__name__)
+        return out
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert table(mjax, mdtypes) == table(jax, jdtypes)
