@@ -54,7 +54,15 @@ def _ravel_list(leaves):
     shapes = tuple(tuple(np.shape(x)) for x in leaves)
     flat = lax.concatenate([lax.reshape(lax.convert_element_type(x, to_dtype), (n,))
                             for x, n in zip(leaves, sizes)], dimension=0)
+    if all(d == to_dtype for d in from_dtypes):
+        # (one dtype: nothing was converted, so unravel takes a vector of any dtype and
+        # keeps it, as JAX's does: unravel(flat < 5) gives booleans)
+        return flat, _Unravel(_unravel_any_dtype, sizes, shapes)
     return flat, _Unravel(_unravel_list, sizes, shapes, from_dtypes, to_dtype)
+
+
+def _unravel_any_dtype(sizes, shapes, flat):
+    return [c.reshape(s) for c, s in zip(lax.split(flat, sizes), shapes)]
 
 
 def _no_leaves(flat):

@@ -9,9 +9,11 @@ import pytest
 
 import jax
 import jax.numpy as jnp
+import jax.flatten_util
 import jax.test_util
 import mjax
 import mjax.numpy as mjnp
+import mjax.flatten_util
 import mjax.test_util
 from jax._src import ad_checkpoint as j_ad_checkpoint
 from jax._src import core as j_core
@@ -182,3 +184,54 @@ def test_index_take_wraps_indices(idxs, axes):
     jt = jax.jvp(lambda s: f(s, jax), (src,), (np.ones_like(src),))[1]
     mt = mjax.jvp(lambda s: f(s, mjax), (src,), (np.ones_like(src),))[1]
     np.testing.assert_array_equal(np.asarray(mt), np.asarray(jt))
+
+
+# ---- tree_util_test's needs ----------------------------------------------------------------
+def test_unravel_is_dtype_polymorphic_for_one_dtype():
+    x = np.arange(10, dtype=np.float32)
+    for lib in (jax, mjax):
+        flat, unravel = lib.flatten_util.ravel_pytree({"a": x, "b": x[:3]})
+        back = unravel(flat < 5.3)
+        assert back["a"].dtype == np.bool_ and back["a"].shape == (10,)
+    jflat, jun = jax.flatten_util.ravel_pytree((x, x[:3]))
+    mflat, mun = mjax.flatten_util.ravel_pytree((x, x[:3]))
+    for j, m in zip(jun(jflat < 4), mun(mflat < 4)):
+        np.testing.assert_array_equal(np.asarray(m), np.asarray(j))
+    # two dtypes: unravel still wants the promoted dtype, as JAX's
+    _, mun2 = mjax.flatten_util.ravel_pytree((x, np.arange(3)))
+    _, jun2 = jax.flatten_util.ravel_pytree((x, np.arange(3)))
+    with pytest.raises(TypeError) as je:
+        jun2(np.zeros(13, np.bool_))
+    with pytest.raises(TypeError) as me:
+        mun2(np.zeros(13, np.bool_))
+    assert str(me.value) == str(je.value)
+
+
+@pytest.mark.parametrize("prefix,full", [
+    ((1, 2, 3), (0, {"a": 0, "b": 0}, (0, 0))), ([1, {"k": 2}], [[0, 0], {"k": (0, 0, 0)}]),
+    ((1, 2), (0, {"a": 0, "b": 0}, (0, 0))), ((1, {"a": 0}), (0, {"a": 0, "b": 0}))])
+def test_broadcast_flattened_prefix_with_treedef(prefix, full):
+    from jax._src.tree_util import broadcast_flattened_prefix_with_treedef as jb
+    from mjax._src.tree_util import broadcast_flattened_prefix_with_treedef as mb
+    jl, jt = jax.tree_util.tree_flatten(prefix)
+    ml, mt = mjax.tree_util.tree_flatten(prefix)
+    try:
+        want = jb(jl, jt, jax.tree_util.tree_structure(full))
+    except Exception:   # (JAX raises; mjax raises JAX's ValueError of tree_broadcast)
+        with pytest.raises(ValueError, match="pytree structure error"):
+            mb(ml, mt, mjax.tree_util.tree_structure(full))
+        return
+    assert mb(ml, mt, mjax.tree_util.tree_structure(full)) == want
+
+
+def test_dispatch_registry_flattens_as_default():
+    from mjax._src.tree_util import default_registry, dispatch_registry
+
+    class Box:
+        def __init__(self, x):
+            self.x = x
+    mjax.tree_util.register_pytree_node(Box, lambda o: ((o.x,), None),
+                                        lambda _, xs: Box(xs[0]))
+    l1, t1 = default_registry.flatten(Box([1, 2]))
+    l2, t2 = dispatch_registry.flatten(Box([1, 2]))
+    assert l1 == l2 == [1, 2] and t1 == t2
