@@ -289,8 +289,8 @@ def _dense_to_numpy(attr: ir.Attribute) -> np.ndarray:
         pairs = values.reshape(-1, 2)
         values = np.empty(len(pairs), dtype)
         values.real, values.imag = pairs[:, 0], pairs[:, 1]
-    if attr.is_splat:
-        return np.full(aval.shape, values[0], dtype=aval.dtype)
+    if attr.is_splat:   # (a read-only view, as above: a splat of any size costs nothing)
+        return np.broadcast_to(values[:1].astype(aval.dtype).reshape(()), aval.shape)
     return values.astype(aval.dtype).reshape(aval.shape)
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
+from mjax import numpy as jnp
 from mjax.dialect.types import KeyType
+from mjax.specs import dtypes
 from mjax.lax import prng as _prng
 from mjax.random import keys as _keys
 
@@ -53,6 +57,15 @@ PRNGKeyArray = _prng.PRNGKeyArray
 KeyTy = KeyType
 random_bits = _prng.random_bits
 prngs = _Registered()
+
+
+def random_seed(seeds, impl):
+    """Keys of `impl` from integer seeds of any shape, one key per seed (JAX's
+    random_seed; a Python int goes through int64, truncated to int32 without x64)."""
+    if isinstance(seeds, int) and not isinstance(seeds, bool):
+        seeds = np.int64(seeds)
+        seeds = seeds if dtypes.x64_enabled() else seeds.astype(np.int32)
+    return _prng.random_seed(jnp.asarray(seeds), _prng.resolve_impl(impl))
 
 
 def random_wrap(base_arr, *, impl):

@@ -368,3 +368,30 @@ def test_safe_to_cast(mode):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert table(mjax, mdtypes) == table(jax, jdtypes)
+
+
+@pytest.mark.parametrize("seeds", [3, -1, 2**40 + 5, np.arange(4, dtype=np.uint32),
+                                   np.array([[1, 2], [3, 4]], np.int32)])
+@pytest.mark.parametrize("impl", ["threefry2x32", "rbg"])
+def test_random_seed(seeds, impl):
+    # jax._src.random.prng.random_seed: one key per seed, any shape of seeds
+    j = jprng.random_seed(seeds, impl=jprng.prngs[impl])
+    m = mprng.random_seed(seeds, impl=mprng.prngs[impl])
+    _key_data_equal(m, j)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", np.complex64, np.float32])
+def test_huge_splat_constant_lowers(dtype):
+    # a splat constant of 4e10 elements is verified without materializing it (a bf16 or
+    # complex one allocated it whole: MemoryError lowering random.uniform's bfloat16)
+    shape = (308000000, 128)
+    for lib in (jax, mjax):
+        text = lib.jit(lambda: lib.numpy.full(shape, 1.5, dtype)).lower().as_text()
+        assert "308000000x128" in text
+    key = mjax.random.key(3)
+    text = mjax.jit(lambda: mjax.random.uniform(key, shape, dtype="bfloat16")).lower()
+    assert "308000000x128xbf16" in text.as_text()
+    small = (3, 4)
+    np.testing.assert_array_equal(
+        np.asarray(mjax.jit(lambda: mjax.numpy.full(small, 1.5, dtype))()),
+        np.asarray(jax.jit(lambda: jax.numpy.full(small, 1.5, dtype))()))
