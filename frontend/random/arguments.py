@@ -10,6 +10,7 @@ import numpy as np
 
 from mjax.specs import dtypes
 from mjax import lax
+from mjax.config import config
 from mjax import numpy as jnp
 from mjax.dialect.shape_poly import is_symbolic_dim
 from mjax.jit.jitted import jit
@@ -112,8 +113,17 @@ def _const(dtype, value):
 
 
 def _jit(static=()):
+    """A sampler's body as a jit whose trace uses standard dtype and rank promotion
+    whatever the user's jax_numpy_dtype_promotion / _rank_promotion (a sampler's own
+    arithmetic mixes int and float and broadcasts ranks; JAX's samplers run under
+    jax_numpy_dtype_promotion='strict' too)."""
     def wrap(fun):
-        return jit(fun, static_argnames=static)
+        @functools.wraps(fun)
+        def body(*args, **kwargs):
+            with config.override(jax_numpy_dtype_promotion="standard",
+                                 jax_numpy_rank_promotion="allow"):
+                return fun(*args, **kwargs)
+        return jit(body, static_argnames=static)
     return wrap
 
 

@@ -395,3 +395,30 @@ def test_huge_splat_constant_lowers(dtype):
     np.testing.assert_array_equal(
         np.asarray(mjax.jit(lambda: mjax.numpy.full(small, 1.5, dtype))()),
         np.asarray(jax.jit(lambda: jax.numpy.full(small, 1.5, dtype))()))
+
+
+_STRICT_CASES = {
+    "binomial": lambda lib, k: lib.random.binomial(k, np.float32(10.0),
+                                                   np.array([0.2, 0.7], np.float32), (3, 2)),
+    "binomial_large": lambda lib, k: lib.random.binomial(k, np.float32(500.0),
+                                                         np.float32(0.4), (4,)),
+    "multinomial": lambda lib, k: lib.random.multinomial(
+        k, np.float32(20.0), np.array([0.1, 0.3, 0.6], np.float32), shape=(2, 3)),
+    "multivariate_normal": lambda lib, k: lib.random.multivariate_normal(
+        k, np.zeros(2, np.float32), np.array([[1.0, 0.5], [0.5, 1.0]], np.float32), (4,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_STRICT_CASES))
+def test_samplers_under_strict_promotion(name):
+    # a sampler's own arithmetic is not the user's: it runs under
+    # jax_numpy_dtype_promotion='strict' and jax_numpy_rank_promotion='raise', as JAX's
+    outs = []
+    for lib in (jax, mjax):
+        with lib.numpy_dtype_promotion("strict"), lib.numpy_rank_promotion("raise"):
+            outs.append(np.asarray(_STRICT_CASES[name](lib, lib.random.key(11))))
+        with pytest.raises(Exception):      # (the user's own code still obeys them)
+            with lib.numpy_dtype_promotion("strict"):
+                lib.numpy.add(lib.numpy.ones(2, np.int32), lib.numpy.ones(2, np.float32))
+    assert outs[1].dtype == outs[0].dtype and outs[1].shape == outs[0].shape
+    np.testing.assert_allclose(outs[1], outs[0], rtol=2e-5, atol=2e-6)
