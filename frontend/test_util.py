@@ -98,7 +98,9 @@ def numerical_jvp(f, primals, tangents, eps=EPS):
         p, n = _host(p), _host(n)
         if not _dt.issubdtype(p.dtype, np.inexact):
             return np.zeros(p.shape, _dt.float0)
-        return ((p - n) * np.asarray(0.5 / eps, p.dtype)).astype(p.dtype)
+        with np.errstate(invalid="ignore"):   # (equal infinities differ by 0, as in JAX)
+            d = np.where(p == n, np.zeros((), p.dtype), p - n)
+        return (d * np.asarray(0.5 / eps, p.dtype)).astype(p.dtype)
     return trace_trees.tree_map(diff, f_pos, f_neg)
 
 

@@ -235,3 +235,21 @@ def test_dispatch_registry_flattens_as_default():
     l1, t1 = default_registry.flatten(Box([1, 2]))
     l2, t2 = dispatch_registry.flatten(Box([1, 2]))
     assert l1 == l2 == [1, 2] and t1 == t2
+
+
+def test_numerical_jvp_equal_infinities_differ_by_zero():
+    # reduce_window max with -inf init: windows wholly in padding are -inf on both sides
+    # of the central difference (JAX's testReduceWindowGrad)
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+
+    def f(lib):
+        return lambda v: lib.lax.reduce_window(v, -np.inf, lib.lax.max, (1, 2), (1, 1),
+                                               [(0, 3), (1, 2)])
+    t = np.ones_like(x)
+    from jax._src import public_test_util as jptu
+    jn = jptu.numerical_jvp(f(jax), (x,), (t,))
+    mn = mjax.test_util.numerical_jvp(f(mjax), (x,), (t,))
+    np.testing.assert_allclose(np.asarray(mn), np.asarray(jn), rtol=1e-3)
+    assert not np.isnan(np.asarray(mn)).any()
+    for lib in (jax, mjax):
+        lib.test_util.check_grads(f(lib), (x,), 2, ["fwd", "rev"], eps=1e-2)
