@@ -76,6 +76,8 @@ def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None,
                 fill_value=None):
     """Sorted unique values in both arrays (with their first indices). JAX: intersect1d."""
+    if size is not None and not assume_unique:
+        return _intersect1d_size(ar1, ar2, operator.index(size), fill_value, return_indices)
     a1 = _host_1d(ar1, "intersect1d")
     a2 = _host_1d(ar2, "intersect1d")
     common, i1, i2 = _onp.intersect1d(a1, a2, assume_unique=assume_unique,
@@ -88,6 +90,38 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=Non
     # (padding indices are out of bounds, the flattened input's size, as JAX's)
     return (out, _set_result(asarray(i1.astype(int_t)), size, a1.size, "intersect1d"),
             _set_result(asarray(i2.astype(int_t)), size, a2.size, "intersect1d"))
+
+
+def _intersect1d_size(ar1, ar2, size, fill_value, return_indices):
+    """intersect1d's first `size` values (and first indices), traceable: ar1's distinct
+    values (padded to its length) kept where ar2 has them; the padding is fill_value, or
+    (JAX's) the smallest value found (0 with none); padded indices are out of bounds."""
+    dtype = result_type(asarray(ar1), asarray(ar2))
+    a1, a2 = (ravel(asarray(x)).astype(dtype) for x in (ar1, ar2))
+    n1, n2 = a1.shape[0], a2.shape[0]
+    int_t = _dt.default_int()
+    if n1 == 0 or n2 == 0:
+        vals = full((size,), 0 if fill_value is None else fill_value, dtype)
+        out = (vals, full((size,), n1, int_t), full((size,), n2, int_t))
+        return out if return_indices else vals
+    u, first = unique(a1, size=n1, return_index=True)
+    distinct = n1 + 1 - reductions.sum(u == u[0])     # (the padding repeats u[0])
+    keep = logical_and(arange(n1) < distinct, isin(u, a2))
+    count = reductions.sum(keep)
+    at = flatnonzero(keep, size=size, fill_value=0)
+    valid = arange(size) < count
+    vals = u[at]
+    if fill_value is not None:
+        vals = where_xy(valid, vals, asarray(fill_value, dtype))
+    else:
+        smallest = reductions.min(where_xy(valid, vals, reductions.max(vals)))
+        vals = where_xy(valid, vals, where_xy(count > 0, smallest, zeros((), dtype)))
+    if not return_indices:
+        return vals
+    ind1 = where_xy(valid, first[at].astype(int_t), n1)
+    # (the first position of each value in ar2)
+    ind2 = reductions.argmax(a2[None, :] == vals[:, None], axis=1).astype(int_t)
+    return vals, ind1, where_xy(valid, ind2, n2)
 
 
 def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):

@@ -24,6 +24,11 @@ def _same(got, want):
     if isinstance(want, Exception) or isinstance(got, Exception):
         assert type(got) is type(want), (got, want)
         return
+    if isinstance(want, tuple):     # (several results: each alike)
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
     g, w = np.asarray(got), np.asarray(want)
     assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
     assert g.tobytes() == w.tobytes(), (g, w)
@@ -199,3 +204,19 @@ def test_power_and_square_promote_as_jax_under_x64():
             _both(lambda L: (lambda: L.numpy.power(x1, x2)))
         for x in (True, np.array([True, False])):
             _both(lambda L: (lambda: L.numpy.square(x)))
+
+
+def test_intersect1d_with_size_traces_as_jax():
+    rng = np.random.default_rng(12)
+    for _ in range(6):
+        a = rng.integers(-4, 4, rng.integers(1, 8)).astype(np.int32)
+        b = rng.integers(-4, 4, rng.integers(1, 8)).astype(np.int32)
+        for size in (1, 4, 9):
+            for fill in (None, 7):
+                for indices in (False, True):
+                    _both(lambda L: (lambda x, y: L.numpy.intersect1d(
+                        x, y, size=size, fill_value=fill, return_indices=indices)), a, b,
+                        jit=True)
+    _both(lambda L: (lambda x, y: L.numpy.intersect1d(x.reshape(2, -1), y, size=3,
+                                                      return_indices=True)),
+          np.array([3, 1, 3, 2], np.int32), np.array([2, 3, 5], np.int32))
