@@ -253,3 +253,24 @@ def test_numerical_jvp_equal_infinities_differ_by_zero():
     assert not np.isnan(np.asarray(mn)).any()
     for lib in (jax, mjax):
         lib.test_util.check_grads(f(lib), (x,), 2, ["fwd", "rev"], eps=1e-2)
+
+
+# ---- lax_control_flow_test's imports -------------------------------------------------------
+def test_src_lax_control_flow_and_interpreters():
+    from jax._src.interpreters import batching as jbatching
+    from jax._src.interpreters import mlir as jmlir
+    from jax._src.lax import control_flow as jcf
+    from mjax._src.interpreters import batching as mbatching
+    from mjax._src.interpreters import mlir as mmlir
+    from mjax._src.lax import control_flow as mcf
+    assert mbatching is mjax.interpreters.batching and mmlir is mjax.interpreters.mlir
+    assert hasattr(jbatching, "primitive_batchers") and hasattr(mbatching, "primitive_batchers")
+    assert hasattr(jmlir, "register_lowering") and hasattr(mmlir, "register_lowering")
+    xs = np.arange(5, dtype=np.float32)
+    for name, run in [
+            ("scan", lambda cf: cf.scan(lambda c, x: (c + x, c * x), 0., xs)),
+            ("cond", lambda cf: cf.cond(True, lambda v: v + 1, lambda v: v - 1, xs)),
+            ("fori_loop", lambda cf: cf.fori_loop(0, 3, lambda i, v: v * 2 + i, xs)),
+            ("associative_scan", lambda cf: cf.associative_scan(np.add, xs))]:
+        for j, m in zip(jax.tree.leaves(run(jcf)), mjax.tree.leaves(run(mcf))):
+            np.testing.assert_allclose(np.asarray(m), np.asarray(j), err_msg=name)
