@@ -54,7 +54,8 @@ def test_jit_of_a_transformation_stays_fused_as_jax():
     # Under jit both fuse the whole function: the multiply-add rounds once in both.
     f = lambda L: L.jit(L.vmap(lambda a, b, c: a * b + c))  # noqa: E731
     _same(f(mjax)(X, Y, Z), f(jax)(X, Y, Z))
-    assert np.asarray(f(mjax)(X, Y, Z)).tobytes() != (X * Y + Z).tobytes()
+    if jax.default_backend() == "cpu":    # (a fused multiply-add there; not on a TPU)
+        assert np.asarray(f(mjax)(X, Y, Z)).tobytes() != (X * Y + Z).tobytes()
 
 
 def test_which_programs_run_op_by_op():
