@@ -8,10 +8,14 @@ few functions whose derivative JAX pins at a kink (relu at 0, relu6 at 0 and 6) 
 from __future__ import annotations
 
 import math
+import operator
+import warnings
 
 import numpy as _onp
 
 from mjax.specs import dtypes as _dt
+from mjax.base.errors import ConcretizationTypeError
+from mjax.tracing.core import Tracer
 from mjax import lax
 from mjax import numpy as jnp
 from mjax.ad import custom_jvp
@@ -304,10 +308,18 @@ def log_softmax(x, axis=-1, where=None):
 def one_hot(x, num_classes: int, *, dtype=None, axis=-1):
     """x[..., None] == arange(num_classes), as `dtype` (float by default), the class axis
     at `axis`. Out-of-range values give all-zero rows. JAX: jax.nn.one_hot."""
-    if not isinstance(num_classes, (int, _onp.integer)):
+    if isinstance(num_classes, Tracer):
+        raise ConcretizationTypeError(num_classes, "The error arose in jax.nn.one_hot "
+                                      "argument `num_classes`.")
+    try:
+        num_classes = operator.index(num_classes)
+    except TypeError:
         raise TypeError(f"mjax.nn.one_hot: num_classes must be a static int, got "
-                        f"{type(num_classes).__name__}")
+                        f"{type(num_classes).__name__}") from None
     x = jnp.asarray(x)
+    if not _dt.issubdtype(x.dtype, _onp.integer):   # (bool too, as JAX's "integral")
+        warnings.warn(f"jax.nn.one_hot input should be integer-typed; got dtype={x.dtype}",
+                      DeprecationWarning, stacklevel=2)
     out_ndim = x.ndim + 1
     axis = jnp._axis(axis, out_ndim)
     classes = lax.broadcasted_iota(x.dtype, x.shape[:axis] + (int(num_classes),)

@@ -3,6 +3,8 @@ mjax's public behaviour and of the jax._src aliases they import, each checked ag
 jax: check_grads on bfloat16 and with per-dtype tolerance dicts, jvp's TypeError for a
 float0 tangent of a float primal, and the jax._src names (lax.linalg, numpy.util,
 ad_checkpoint, cudnn.scaled_matmul_stablehlo, lib.cuda_versions, core)."""
+import warnings
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -274,3 +276,31 @@ def test_src_lax_control_flow_and_interpreters():
             ("associative_scan", lambda cf: cf.associative_scan(np.add, xs))]:
         for j, m in zip(jax.tree.leaves(run(jcf)), mjax.tree.leaves(run(mcf))):
             np.testing.assert_allclose(np.asarray(m), np.asarray(j), err_msg=name)
+
+
+# ---- nn_test's one_hot ------------------------------------------------------------------------
+def test_one_hot_traced_num_classes_is_concretization_error():
+    for lib in (jax, mjax):
+        with pytest.raises(lib.errors.ConcretizationTypeError,
+                           match=r"in jax.nn.one_hot argument `num_classes`"):
+            lib.jit(lib.nn.one_hot)(3, 5)
+    # a concrete array is a size, as in JAX
+    np.testing.assert_array_equal(np.asarray(mjax.nn.one_hot(np.arange(3), np.int64(4))),
+                                  np.asarray(jax.nn.one_hot(np.arange(3), np.int64(4))))
+
+
+@pytest.mark.parametrize("x,warns", [(np.array([1.0]), True), (np.array([2], np.float16), True),
+                                     (np.array([1], np.int8), False),
+                                     (np.array([2], np.uint32), False)])
+def test_one_hot_non_integer_input_warns(x, warns):
+    for lib in (jax, mjax):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            out = lib.nn.one_hot(x, 3)
+        got = [str(m.message) for m in w if issubclass(m.category, DeprecationWarning)
+               and "one_hot" in str(m.message)]
+        dt = lib.numpy.asarray(x).dtype   # (canonical: float64 -> float32)
+        assert got == ([f"jax.nn.one_hot input should be integer-typed; got dtype={dt}"]
+                       if warns else []), lib.__name__
+    np.testing.assert_array_equal(np.asarray(mjax.nn.one_hot(x, 3)),
+                                  np.asarray(jax.nn.one_hot(x, 3)))

@@ -73,8 +73,10 @@ def test_one_hot():
           jax.nn.one_hot(labels, 3, dtype=jjnp.int32, axis=1))
     check(mjax.jit(lambda y: mjax.nn.one_hot(y, 6, dtype=jnp.bfloat16))(labels),
           jax.nn.one_hot(labels, 6, dtype=jjnp.bfloat16))
+    # a concrete array is a size, as JAX's concrete_dim_or_error takes it
+    check(mjax.nn.one_hot(labels, jnp.asarray(3)), jax.nn.one_hot(labels, jjnp.asarray(3)))
     with pytest.raises(TypeError, match="num_classes must be a static int"):
-        mjax.nn.one_hot(labels, jnp.asarray(3))
+        mjax.nn.one_hot(labels, 3.5)
 
 
 def test_integer_inputs_keep_or_promote_dtype_like_jax():
