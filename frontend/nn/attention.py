@@ -13,6 +13,9 @@ import numpy as _onp
 from mjax.specs import dtypes as _dt
 from mjax import lax
 from mjax.tracing import registration
+from mjax.dialect import dot_algorithms as _dot_algorithms
+from mjax.lax.platform import current_platform
+from mjax.passes.rules.tables import platform_rules
 from mjax import numpy as jnp
 from mjax.nn.functions import logsumexp, softmax
 
@@ -83,6 +86,11 @@ def _attend(query, key, value, bias, mask, *, is_causal, scale, q_len, kv_len, w
     elif query.dtype == _onp.float16:
         precision = lax.DotAlgorithmPreset.F16_F16_F32
     else:
+        precision = None
+    # (a target without that algorithm takes the default precision, as JAX's fallback; in
+    # mjax the target's refusal comes only at lowering, too late for the except below)
+    if precision is not None and platform_rules(current_platform()).dot_algorithm_presets \
+            and precision.name not in _dot_algorithms.CPU_PRESETS:
         precision = None
     try:
         logits = jnp.einsum("BTNH,BSNH->BNTS", query, key, precision=precision,
