@@ -1,7 +1,6 @@
 """JAX-private: jax._src.test_util (`jtu`), the helpers JAX's own tests and many
-libraries' tests are written with, so those tests run on mjax unchanged:
-
-    from jax._src import test_util as jtu
+libraries' tests are written with, so those tests run on mjax unchanged (imported
+there, under the alias, as `jtu` from `jax._src`):
 
     class MyTest(jtu.JaxTestCase):
         @jtu.sample_product(shape=[(3,), (2, 3)], dtype=jtu.dtypes.floating)

@@ -72,23 +72,23 @@ def _weights(fweights, aweights, n):
     raises on negative ones), checked as JAX checks them; None without either."""
     w = None
     if fweights is not None:
-        fweights = asarray(fweights)
-        if fweights.ndim > 1:
-            raise RuntimeError("cannot handle multidimensional fweights")
-        if fweights.shape[0] != n:
-            raise RuntimeError("incompatible numbers of samples and fweights")
+        fweights = _one_weight_per_sample(fweights, n, "fweights")
         if not _dt.issubdtype(fweights.dtype, _onp.integer):
             raise TypeError("fweights must be integer.")
         w = elementwise.abs(fweights)
     if aweights is not None:
-        aweights = asarray(aweights)
-        if aweights.ndim > 1:
-            raise RuntimeError("cannot handle multidimensional aweights")
-        if aweights.shape[0] != n:
-            raise RuntimeError("incompatible numbers of samples and aweights")
-        aweights = elementwise.abs(aweights)
+        aweights = elementwise.abs(_one_weight_per_sample(aweights, n, "aweights"))
         w = aweights if w is None else w * aweights
     return w
+
+
+def _one_weight_per_sample(weights, n, name):
+    weights = asarray(weights)
+    if weights.ndim > 1:
+        raise RuntimeError(f"cannot handle multidimensional {name}")
+    if weights.shape[0] != n:
+        raise RuntimeError(f"incompatible numbers of samples and {name}")
+    return weights
 
 
 @fused_when_eager
